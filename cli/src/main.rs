@@ -1,0 +1,3 @@
+//! The `edgerag` command-line tool.
+
+fn main() {}

@@ -1,0 +1,89 @@
+//! The one error type of `edgerag-core`.
+
+/// Everything that can go wrong in `edgerag-core`.
+///
+/// Messages are written for the person running the tool: they name the input and the problem,
+/// and never contain secrets or internal paths. Hosts add the file name where they know it.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The input was empty (or held only whitespace).
+    #[error("the document is empty")]
+    Empty,
+    /// The input is not valid UTF-8 where text was expected.
+    #[error("not valid UTF-8 text (invalid byte at offset {offset})")]
+    InvalidUtf8 {
+        /// Byte offset of the first invalid sequence.
+        offset: usize,
+    },
+    /// The file type is not one edgerag can read.
+    #[error("unsupported file type {0:?} (supported: .txt, .md, .markdown, .html, .htm, .pdf)")]
+    UnsupportedType(String),
+    /// Support for this format was not compiled in (a disabled cargo feature).
+    #[error("{0} support is not compiled in (enable the `{1}` feature of edgerag-core)")]
+    FormatDisabled(&'static str, &'static str),
+    /// A PDF could not be parsed or holds no extractable text.
+    #[error("unreadable PDF: {0}")]
+    Pdf(String),
+    /// The bytes are not an edgerag bundle.
+    #[error("not an edgerag bundle (wrong magic bytes)")]
+    NotABundle,
+    /// The bundle ends before its header or payload is complete.
+    #[error("truncated bundle: expected {expected} bytes, found {found}")]
+    Truncated {
+        /// Bytes the header announces.
+        expected: u64,
+        /// Bytes present.
+        found: u64,
+    },
+    /// The payload checksum does not match: the file was corrupted.
+    #[error("corrupted bundle: checksum mismatch")]
+    Corrupted,
+    /// The bundle was written by a newer edgerag that this version cannot read.
+    #[error(
+        "bundle format version {found} needs a newer edgerag (this one reads versions {oldest}..={current})"
+    )]
+    TooNew {
+        /// Oldest format version the file says a reader must understand.
+        found: u16,
+        /// Oldest version this build reads.
+        oldest: u16,
+        /// Version this build writes.
+        current: u16,
+    },
+    /// The bundle was written in a format version this build no longer reads.
+    #[error("bundle format version {found} is too old (this edgerag reads versions {oldest}..={current}); rebuild the bundle")]
+    TooOld {
+        /// Version found in the file.
+        found: u16,
+        /// Oldest version this build reads.
+        oldest: u16,
+        /// Version this build writes.
+        current: u16,
+    },
+    /// The payload passed its checksum but could not be decoded.
+    #[error("malformed bundle payload: {0}")]
+    Decode(String),
+    /// A build produced nothing to index.
+    #[error("no documents to index")]
+    NoDocuments,
+    /// A configuration value is out of range.
+    #[error("invalid configuration: {0}")]
+    Config(String),
+    /// A query is unusable (for example empty after analysis).
+    #[error("invalid query: {0}")]
+    Query(String),
+    /// A line of an evaluation data set could not be parsed.
+    #[error("{file} line {line}: {message}")]
+    Dataset {
+        /// Which file of the data set.
+        file: String,
+        /// 1-based line number.
+        line: usize,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// `Result` with [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,367 @@
+//! Loading: bytes of a text, Markdown, HTML or PDF file in, a structured [`Document`] out.
+//!
+//! Every format produces the same shape: the document's plain text plus a flat list of
+//! [`Block`]s in reading order (paragraphs, headings, list items, code, tables) that index into
+//! it, each tied to a [`Section`] of the heading tree and, for PDF, to its page.
+//!
+//! Conventions every loader follows, so the chunker can rely on them:
+//! - `Document::text` is the blocks' texts joined by a blank line (`"\n\n"`), and each block's
+//!   `range` is its byte range in that text;
+//! - a block's text is trimmed and non-empty; prose blocks hold no line breaks (hard-wrapped
+//!   lines are joined with a space, end-of-line hyphenation is undone), while `Code` and
+//!   `Table` blocks keep their lines;
+//! - `sections[0]` is the root (level 0, the document title); a heading of level *n* opens a
+//!   section whose parent is the nearest open section of a lower level.
+
+use std::ops::Range;
+
+use serde::{Deserialize, Serialize};
+
+use crate::{Error, Result};
+
+mod markdown;
+mod text;
+#[cfg(feature = "html")]
+mod html;
+#[cfg(feature = "pdf")]
+mod pdf;
+
+/// The formats edgerag reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum DocKind {
+    /// Plain UTF-8 text (`.txt`).
+    Text,
+    /// CommonMark with tables (`.md`, `.markdown`).
+    Markdown,
+    /// HTML (`.html`, `.htm`).
+    Html,
+    /// PDF, page by page (`.pdf`).
+    Pdf,
+}
+
+impl DocKind {
+    /// The kind for a file name's extension (case-insensitive), if it is one edgerag reads.
+    pub fn from_path(name: &str) -> Option<Self> {
+        let ext = name.rsplit_once('.')?.1.to_ascii_lowercase();
+        match ext.as_str() {
+            "txt" | "text" => Some(Self::Text),
+            "md" | "markdown" => Some(Self::Markdown),
+            "html" | "htm" | "xhtml" => Some(Self::Html),
+            "pdf" => Some(Self::Pdf),
+            _ => None,
+        }
+    }
+}
+
+/// What a block is; decides how the chunker may split it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum BlockKind {
+    /// A heading; it opens a section.
+    Heading,
+    /// Running prose.
+    Paragraph,
+    /// One item of a list.
+    ListItem,
+    /// A quotation.
+    Quote,
+    /// Preformatted code; kept whole when it fits a chunk.
+    Code,
+    /// A table, one row per line, cells separated by `" | "`; kept whole when it fits.
+    Table,
+}
+
+/// A run of text in reading order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Block {
+    /// What the block is.
+    pub kind: BlockKind,
+    /// Byte range in [`Document::text`].
+    pub range: Range<usize>,
+    /// Index in [`Document::sections`] of the section the block belongs to.
+    pub section: usize,
+    /// 1-based page number (PDF only).
+    pub page: Option<u32>,
+}
+
+/// A node of the heading tree.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Section {
+    /// Heading text (the document title for the root).
+    pub title: String,
+    /// Heading level: 0 for the root, 1–6 for headings.
+    pub level: u8,
+    /// Index of the parent section; `None` for the root.
+    pub parent: Option<u32>,
+}
+
+/// A loaded document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Document {
+    /// Content hash of the source bytes (see [`crate::content_id`]).
+    pub id: String,
+    /// Where the document came from (the file name or path given by the host).
+    pub source: String,
+    /// Title: the HTML `<title>`, the first top-level Markdown heading, PDF metadata, or else
+    /// the file name without its extension.
+    pub title: String,
+    /// The format it was read from.
+    pub kind: DocKind,
+    /// The document's text (see the module docs for its layout).
+    pub text: String,
+    /// Blocks in reading order.
+    pub blocks: Vec<Block>,
+    /// The heading tree; `sections[0]` is the root.
+    pub sections: Vec<Section>,
+    /// Number of pages (PDF), 0 for other formats.
+    pub pages: u32,
+}
+
+impl Document {
+    /// The text of one block.
+    pub fn block_text(&self, block: &Block) -> &str {
+        &self.text[block.range.clone()]
+    }
+
+    /// Titles from the root's first child down to `section` (the root itself is left out).
+    pub fn section_path(&self, section: usize) -> Vec<String> {
+        let mut path = Vec::new();
+        let mut at = Some(section);
+        while let Some(i) = at {
+            let Some(s) = self.sections.get(i) else { break };
+            if s.parent.is_none() {
+                break;
+            }
+            path.push(s.title.clone());
+            at = s.parent.map(|p| p as usize);
+        }
+        path.reverse();
+        path
+    }
+}
+
+/// Loads one document from its bytes; the format is chosen from `source`'s extension.
+///
+/// `source` names the document in results and errors (a file name or path).
+///
+/// # Errors
+/// [`Error::UnsupportedType`] for an unknown extension, [`Error::Empty`] for an empty file or
+/// one with no text, [`Error::InvalidUtf8`] for text formats that are not UTF-8, [`Error::Pdf`]
+/// for an unreadable PDF, [`Error::FormatDisabled`] when the format's feature is off.
+pub fn load(source: &str, bytes: &[u8]) -> Result<Document> {
+    let kind = DocKind::from_path(source).ok_or_else(|| {
+        let ext = source.rsplit_once('.').map_or("", |(_, e)| e);
+        Error::UnsupportedType(if ext.is_empty() { source.to_owned() } else { format!(".{ext}") })
+    })?;
+    load_as(kind, source, bytes)
+}
+
+/// Loads one document whose format is already known.
+///
+/// # Errors
+/// As [`load`], without the extension check.
+pub fn load_as(kind: DocKind, source: &str, bytes: &[u8]) -> Result<Document> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err(Error::Empty);
+    }
+    let id = crate::content_id(bytes);
+    let mut doc = match kind {
+        DocKind::Text => text::load(utf8(bytes)?),
+        DocKind::Markdown => markdown::load(utf8(bytes)?),
+        #[cfg(feature = "html")]
+        DocKind::Html => html::load(bytes),
+        #[cfg(not(feature = "html"))]
+        DocKind::Html => Err(Error::FormatDisabled("HTML", "html")),
+        #[cfg(feature = "pdf")]
+        DocKind::Pdf => pdf::load(bytes),
+        #[cfg(not(feature = "pdf"))]
+        DocKind::Pdf => Err(Error::FormatDisabled("PDF", "pdf")),
+    }?;
+    if doc.blocks.is_empty() {
+        return Err(Error::Empty);
+    }
+    doc.id = id;
+    doc.source = source.to_owned();
+    doc.kind = kind;
+    if doc.title.trim().is_empty() {
+        doc.title = file_stem(source).to_owned();
+    }
+    if let Some(root) = doc.sections.first_mut() {
+        root.title.clone_from(&doc.title);
+    }
+    Ok(doc)
+}
+
+fn utf8(bytes: &[u8]) -> Result<&str> {
+    let text = std::str::from_utf8(bytes)
+        .map_err(|e| Error::InvalidUtf8 { offset: e.valid_up_to() })?;
+    Ok(text.strip_prefix('\u{feff}').unwrap_or(text))
+}
+
+fn file_stem(source: &str) -> &str {
+    let name = source.rsplit(['/', '\\']).next().unwrap_or(source);
+    name.rsplit_once('.').map_or(name, |(stem, _)| stem)
+}
+
+/// Assembles a [`Document`] block by block, enforcing the layout conventions of this module.
+/// Every format loader goes through it.
+#[derive(Debug)]
+pub(crate) struct DocumentBuilder {
+    doc: Document,
+    /// Indices of the open sections, root first.
+    open: Vec<usize>,
+}
+
+impl DocumentBuilder {
+    pub(crate) fn new() -> Self {
+        let root = Section { title: String::new(), level: 0, parent: None };
+        Self {
+            doc: Document {
+                id: String::new(),
+                source: String::new(),
+                title: String::new(),
+                kind: DocKind::Text,
+                text: String::new(),
+                blocks: Vec::new(),
+                sections: vec![root],
+                pages: 0,
+            },
+            open: vec![0],
+        }
+    }
+
+    /// Sets the title unless one is set already.
+    pub(crate) fn title(&mut self, title: &str) {
+        let title = collapse_whitespace(title);
+        if self.doc.title.is_empty() && !title.is_empty() {
+            self.doc.title = title;
+        }
+    }
+
+    /// Records the page count (PDF).
+    pub(crate) fn pages(&mut self, pages: u32) {
+        self.doc.pages = pages;
+    }
+
+    /// Opens a section for a heading of `level` (1–6) and adds the heading as a block.
+    pub(crate) fn heading(&mut self, level: u8, text: &str, page: Option<u32>) {
+        let title = collapse_whitespace(text);
+        if title.is_empty() {
+            return;
+        }
+        let level = level.clamp(1, 6);
+        while let Some(&top) = self.open.last() {
+            if self.doc.sections[top].level < level {
+                break;
+            }
+            self.open.pop();
+        }
+        let parent = self.open.last().copied().unwrap_or(0);
+        self.doc.sections.push(Section {
+            title: title.clone(),
+            level,
+            parent: Some(parent as u32),
+        });
+        self.open.push(self.doc.sections.len() - 1);
+        self.push(BlockKind::Heading, &title, page);
+    }
+
+    /// Adds a block. Prose kinds are re-flowed (hard line breaks joined, hyphenation at line ends
+    /// undone, runs of whitespace collapsed); `Code` and `Table` keep their lines. Blocks that
+    /// are empty after that are skipped.
+    pub(crate) fn block(&mut self, kind: BlockKind, text: &str, page: Option<u32>) {
+        match kind {
+            BlockKind::Code | BlockKind::Table => {
+                let kept: Vec<&str> = text.lines().map(str::trim_end).collect();
+                let joined = kept.join("\n");
+                let trimmed = joined.trim_matches('\n');
+                if !trimmed.trim().is_empty() {
+                    self.push(kind, trimmed, page);
+                }
+            }
+            _ => {
+                let flowed = reflow(text);
+                if !flowed.is_empty() {
+                    self.push(kind, &flowed, page);
+                }
+            }
+        }
+    }
+
+    fn push(&mut self, kind: BlockKind, text: &str, page: Option<u32>) {
+        if !self.doc.text.is_empty() {
+            self.doc.text.push_str("\n\n");
+        }
+        let start = self.doc.text.len();
+        self.doc.text.push_str(text);
+        let section = self.open.last().copied().unwrap_or(0);
+        self.doc.blocks.push(Block { kind, range: start..self.doc.text.len(), section, page });
+    }
+
+    pub(crate) fn finish(self) -> Document {
+        self.doc
+    }
+}
+
+/// Collapses all whitespace runs to one space and trims.
+pub(crate) fn collapse_whitespace(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Joins hard-wrapped lines into one line of prose, undoing `hyph-\nenation` at line ends.
+fn reflow(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        let rejoin_hyphen = out.ends_with('-')
+            && out[..out.len() - 1].chars().next_back().is_some_and(char::is_alphabetic)
+            && line.chars().next().is_some_and(char::is_lowercase);
+        if rejoin_hyphen {
+            out.pop();
+        } else if !out.is_empty() {
+            out.push(' ');
+        }
+        for (i, word) in line.split_whitespace().enumerate() {
+            if i > 0 {
+                out.push(' ');
+            }
+            out.push_str(word);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builder_keeps_layout_conventions() {
+        let mut b = DocumentBuilder::new();
+        b.block(BlockKind::Paragraph, "  Intro line one\nline two with hyph-\nenation.  ", None);
+        b.heading(1, "Methods", None);
+        b.heading(2, "Data", None);
+        b.block(BlockKind::Code, "fn main() {\n    run();\n}\n", None);
+        b.heading(1, "Results", None);
+        b.block(BlockKind::Paragraph, " \n ", None);
+        let doc = b.finish();
+        let texts: Vec<&str> = doc.blocks.iter().map(|bl| doc.block_text(bl)).collect();
+        assert_eq!(texts, [
+            "Intro line one line two with hyphenation.",
+            "Methods",
+            "Data",
+            "fn main() {\n    run();\n}",
+            "Results",
+        ]);
+        assert_eq!(doc.text, texts.join("\n\n"));
+        assert_eq!(doc.section_path(doc.blocks[3].section), ["Methods", "Data"]);
+        assert_eq!(doc.section_path(doc.blocks[4].section), ["Results"]);
+        assert_eq!(doc.section_path(doc.blocks[0].section), Vec::<String>::new());
+    }
+
+    #[test]
+    fn unknown_and_empty_inputs_are_clear_errors() {
+        assert!(matches!(load("notes.docx", b"x"), Err(Error::UnsupportedType(e)) if e == ".docx"));
+        assert!(matches!(load("README", b"x"), Err(Error::UnsupportedType(_))));
+        assert!(matches!(load("a.txt", b" \n"), Err(Error::Empty)));
+        assert!(matches!(load("a.md", b"ok \xff\xfe"), Err(Error::InvalidUtf8 { offset: 3 })));
+    }
+}

@@ -1,0 +1,1 @@
+//! WebAssembly bindings for edgerag-core.

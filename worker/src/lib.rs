@@ -1,0 +1,1 @@
+//! Cloudflare Worker for edgerag (HTTP API arrives with the edge issue).
