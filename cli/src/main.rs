@@ -1,3 +1,50 @@
-//! The `edgerag` command-line tool.
+//! `edgerag`: build, inspect, search and evaluate corpus bundles from the command line.
 
-fn main() {}
+mod build;
+mod eval;
+mod files;
+mod inspect;
+mod output;
+mod search;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Retrieval over prebuilt corpus bundles, anywhere WebAssembly runs.
+#[derive(Debug, Parser)]
+#[command(name = "edgerag", version, about, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Build a corpus bundle from files and directories (.txt, .md, .html, .pdf).
+    Build(build::Args),
+    /// Show a bundle's manifest and statistics.
+    Inspect(inspect::Args),
+    /// Search a bundle.
+    Search(search::Args),
+    /// Evaluate retrieval quality on a judged data set.
+    #[command(subcommand)]
+    Eval(eval::Command),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Build(args) => build::run(args),
+        Command::Inspect(args) => inspect::run(args),
+        Command::Search(args) => search::run(args),
+        Command::Eval(command) => eval::run(command),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            output::error_line(&error);
+            ExitCode::FAILURE
+        }
+    }
+}

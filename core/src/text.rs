@@ -8,22 +8,21 @@ use std::ops::Range;
 use rust_stemmers::{Algorithm, Stemmer};
 use unicode_segmentation::UnicodeSegmentation;
 
-/// English stop words (the NLTK list without contractions), sorted for binary search.
+/// English stop words: the NLTK list without the fragments of contractions (`don`, `ll`, `s`,
+/// single letters), which Unicode word segmentation never produces and which would drop real
+/// terms such as the `D` of "vitamin D". Sorted for binary search.
 const STOP_WORDS: &[&str] = &[
-    "a", "about", "above", "after", "again", "against", "ain", "all", "am", "an", "and", "any",
-    "are", "aren", "as", "at", "be", "because", "been", "before", "being", "below", "between",
-    "both", "but", "by", "can", "couldn", "d", "did", "didn", "do", "does", "doesn", "doing",
-    "don", "down", "during", "each", "few", "for", "from", "further", "had", "hadn", "has",
-    "hasn", "have", "haven", "having", "he", "her", "here", "hers", "herself", "him", "himself",
-    "his", "how", "i", "if", "in", "into", "is", "isn", "it", "its", "itself", "just", "ll", "m",
-    "ma", "me", "mightn", "more", "most", "mustn", "my", "myself", "needn", "no", "nor", "not",
-    "now", "o", "of", "off", "on", "once", "only", "or", "other", "our", "ours", "ourselves",
-    "out", "over", "own", "re", "s", "same", "shan", "she", "should", "shouldn", "so", "some",
-    "such", "t", "than", "that", "the", "their", "theirs", "them", "themselves", "then", "there",
-    "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "ve",
-    "very", "was", "wasn", "we", "were", "weren", "what", "when", "where", "which", "while",
-    "who", "whom", "why", "will", "with", "won", "wouldn", "y", "you", "your", "yours",
-    "yourself", "yourselves",
+    "a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are",
+    "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but",
+    "by", "can", "did", "do", "does", "doing", "down", "during", "each", "few", "for", "from",
+    "further", "had", "has", "have", "having", "he", "her", "here", "hers", "herself", "him",
+    "himself", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "me",
+    "more", "most", "my", "myself", "no", "nor", "not", "now", "of", "off", "on", "once", "only",
+    "or", "other", "our", "ours", "ourselves", "out", "over", "own", "same", "she", "should", "so",
+    "some", "such", "than", "that", "the", "their", "theirs", "them", "themselves", "then",
+    "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up",
+    "very", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why",
+    "will", "with", "you", "your", "yours", "yourself", "yourselves",
 ];
 
 /// Whether a lower-cased word is an English stop word.

@@ -124,19 +124,41 @@ impl Document {
 
     /// Titles from the root's first child down to `section` (the root itself is left out).
     pub fn section_path(&self, section: usize) -> Vec<String> {
-        let mut path = Vec::new();
-        let mut at = Some(section);
-        while let Some(i) = at {
-            let Some(s) = self.sections.get(i) else { break };
-            if s.parent.is_none() {
-                break;
-            }
-            path.push(s.title.clone());
-            at = s.parent.map(|p| p as usize);
-        }
-        path.reverse();
-        path
+        section_path(&self.sections, section)
     }
+}
+
+/// Titles of the sections from the top of the tree down to `section`, the root left out.
+/// Stops at a missing index or a cycle instead of failing.
+pub fn section_path(sections: &[Section], section: usize) -> Vec<String> {
+    let mut path = Vec::new();
+    let mut at = Some(section);
+    while let Some(i) = at {
+        let Some(s) = sections.get(i) else { break };
+        if s.parent.is_none() || path.len() >= sections.len() {
+            break;
+        }
+        path.push(s.title.clone());
+        at = s.parent.map(|p| p as usize);
+    }
+    path.reverse();
+    path
+}
+
+/// Makes a document from a text already in memory (paragraphs separated by blank lines),
+/// such as a record of a data set. `source` names it; `title` may be empty.
+///
+/// # Errors
+/// [`Error::Empty`] when `text` holds no words.
+pub fn from_text(source: &str, title: &str, text: &str) -> Result<Document> {
+    let mut doc = load_as(DocKind::Text, source, text.as_bytes())?;
+    if !title.trim().is_empty() {
+        doc.title = collapse_whitespace(title);
+        if let Some(root) = doc.sections.first_mut() {
+            root.title.clone_from(&doc.title);
+        }
+    }
+    Ok(doc)
 }
 
 /// Loads one document from its bytes; the format is chosen from `source`'s extension.

@@ -1,0 +1,217 @@
+//! `edgerag build`: files and directories in, a corpus bundle out.
+
+use std::path::PathBuf;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use anyhow::{Context, Result, bail};
+use edgerag_core::bundle::{Progress, Stage};
+use edgerag_core::chunk::ChunkConfig;
+use edgerag_core::{BuildOptions, Bundle, BundleBuilder};
+use indicatif::ProgressBar;
+use serde::Serialize;
+
+use crate::{files, output};
+
+/// Arguments of `edgerag build`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// Files or directories (searched recursively) to index.
+    #[arg(required = true)]
+    inputs: Vec<PathBuf>,
+    /// Where to write the bundle.
+    #[arg(short, long)]
+    output: PathBuf,
+    /// Corpus name recorded in the manifest [default: the output file's stem].
+    #[arg(long)]
+    name: Option<String>,
+    /// Fail on the first file that cannot be loaded instead of skipping it.
+    #[arg(long)]
+    strict: bool,
+    #[command(flatten)]
+    settings: Settings,
+    /// Print a JSON summary instead of text (and no progress bars).
+    #[arg(long)]
+    json: bool,
+}
+
+/// Build settings shared by `build` and `eval`.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct Settings {
+    /// Target chunk size in characters.
+    #[arg(long, default_value_t = ChunkConfig::chars().target)]
+    chunk_target: usize,
+    /// Maximum chunk size in characters.
+    #[arg(long, default_value_t = ChunkConfig::chars().max)]
+    chunk_max: usize,
+    /// Minimum chunk size in characters (smaller chunks are merged).
+    #[arg(long, default_value_t = ChunkConfig::chars().min)]
+    chunk_min: usize,
+    /// Overlap between consecutive chunks, as a fraction of the target (whole sentences).
+    #[arg(long, default_value_t = ChunkConfig::chars().overlap)]
+    chunk_overlap: f32,
+    /// Drop keywords found in more than this fraction of chunks.
+    #[arg(long, default_value_t = edgerag_core::keywords::KeywordConfig::default().max_df)]
+    max_df: f32,
+    /// Keywords never dropped by the frequency filter (repeatable).
+    #[arg(long = "keep", value_name = "KEYWORD")]
+    keep: Vec<String>,
+    /// Creation time to record (Unix seconds) [default: $SOURCE_DATE_EPOCH, else now].
+    #[arg(long)]
+    created: Option<u64>,
+}
+
+impl Settings {
+    /// Build options for a corpus called `corpus`.
+    pub(crate) fn options(&self, corpus: String) -> BuildOptions {
+        let mut options = BuildOptions {
+            corpus,
+            created: self.created.or_else(source_date_epoch).unwrap_or_else(now),
+            chunk: ChunkConfig {
+                target: self.chunk_target,
+                max: self.chunk_max,
+                min: self.chunk_min,
+                overlap: self.chunk_overlap,
+            },
+            ..BuildOptions::default()
+        };
+        options.keywords.max_df = self.max_df;
+        options.keywords.keep.clone_from(&self.keep);
+        options
+    }
+}
+
+fn source_date_epoch() -> Option<u64> {
+    std::env::var("SOURCE_DATE_EPOCH").ok()?.parse().ok()
+}
+
+fn now() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
+
+/// A file that could not be loaded.
+#[derive(Debug, Serialize)]
+struct Failure {
+    path: String,
+    error: String,
+}
+
+/// The JSON summary of a build.
+#[derive(Debug, Serialize)]
+struct Summary {
+    bundle: String,
+    documents: u32,
+    chunks: u32,
+    duplicates_removed: u32,
+    keywords: u32,
+    edges: u32,
+    bytes: usize,
+    failed: Vec<Failure>,
+    skipped: usize,
+    seconds: f64,
+}
+
+pub(crate) fn run(args: Args) -> Result<()> {
+    let started = Instant::now();
+    let inputs = files::collect(&args.inputs)?;
+    if inputs.files.is_empty() {
+        bail!("no .txt, .md, .html or .pdf files found in the given inputs");
+    }
+    let corpus = args.name.clone().unwrap_or_else(|| {
+        let stem = args.output.file_stem().map(|s| s.to_string_lossy().into_owned());
+        stem.unwrap_or_else(|| "corpus".to_owned())
+    });
+    let mut builder = BundleBuilder::new(args.settings.options(corpus))?;
+
+    let bar = output::progress(inputs.files.len() as u64, "loading", args.json);
+    let mut failed = Vec::new();
+    for path in &inputs.files {
+        bar.set_message(short_name(path));
+        let loaded = files::read(path).and_then(|bytes| {
+            let doc = edgerag_core::load(&path.to_string_lossy(), &bytes);
+            doc.with_context(|| path.display().to_string())
+        });
+        match loaded {
+            Ok(doc) => {
+                builder.add(doc);
+            }
+            Err(error) if args.strict => return Err(error),
+            Err(error) => {
+                if !args.json {
+                    output::warn(Some(&bar), &format!("{error:#} (skipped)"));
+                }
+                let message = error.root_cause().to_string();
+                failed.push(Failure { path: path.display().to_string(), error: message });
+            }
+        }
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    if builder.documents() == 0 {
+        bail!("none of the {} input files could be loaded", inputs.files.len());
+    }
+
+    let bundle = finish(builder, args.json)?;
+    let bytes = bundle.to_bytes()?;
+    files::write_atomic(&args.output, &bytes)?;
+
+    let counts = bundle.manifest.counts;
+    let summary = Summary {
+        bundle: args.output.display().to_string(),
+        documents: counts.documents,
+        chunks: counts.chunks,
+        duplicates_removed: counts.duplicates_removed,
+        keywords: counts.keywords,
+        edges: counts.edges,
+        bytes: bytes.len(),
+        failed,
+        skipped: inputs.skipped.len(),
+        seconds: started.elapsed().as_secs_f64(),
+    };
+    if args.json {
+        return output::json(&summary);
+    }
+    output::line(&format!(
+        "wrote {} ({} bytes): {} documents, {} chunks ({} duplicates removed), {} keywords, {} edges in {:.1}s",
+        summary.bundle,
+        summary.bytes,
+        summary.documents,
+        summary.chunks,
+        summary.duplicates_removed,
+        summary.keywords,
+        summary.edges,
+        summary.seconds,
+    ));
+    if !summary.failed.is_empty() {
+        output::line(&format!("{} file(s) failed and were skipped", summary.failed.len()));
+    }
+    Ok(())
+}
+
+/// Runs the build's indexing steps with a progress bar per step.
+pub(crate) fn finish(builder: BundleBuilder, quiet: bool) -> Result<Bundle> {
+    let mut bar: Option<(Stage, ProgressBar)> = None;
+    let bundle = builder.finish(&mut |p: Progress| {
+        if bar.as_ref().is_none_or(|(stage, _)| *stage != p.stage) {
+            if let Some((_, old)) = bar.take() {
+                old.finish_and_clear();
+            }
+            let name = match p.stage {
+                Stage::Keywords => "keywords",
+                Stage::Graph => "graph",
+                Stage::Bm25 => "bm25",
+            };
+            bar = Some((p.stage, output::progress(p.total as u64, name, quiet)));
+        }
+        if let Some((_, b)) = &bar {
+            b.set_position(p.done as u64);
+        }
+    });
+    if let Some((_, b)) = bar {
+        b.finish_and_clear();
+    }
+    Ok(bundle?)
+}
+
+fn short_name(path: &std::path::Path) -> String {
+    path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned())
+}

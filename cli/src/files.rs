@@ -1,0 +1,93 @@
+//! File-system work of the CLI: collecting inputs, reading bundles, writing atomically.
+
+use std::fs;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use edgerag_core::{DocKind, Searcher};
+
+/// Inputs of a build: the files to load, and files skipped while walking directories.
+#[derive(Debug, Default)]
+pub(crate) struct Inputs {
+    /// Files to load, in a stable order.
+    pub(crate) files: Vec<PathBuf>,
+    /// Files in directories that are not a supported type.
+    pub(crate) skipped: Vec<PathBuf>,
+}
+
+/// Expands files and directories (recursively, hidden entries skipped, sorted) into the files
+/// to load. A file named explicitly is always loaded, so an unsupported one reports an error;
+/// unsupported files met inside directories are only counted as skipped.
+pub(crate) fn collect(paths: &[PathBuf]) -> Result<Inputs> {
+    let mut inputs = Inputs::default();
+    for path in paths {
+        let meta = fs::metadata(path).with_context(|| format!("{}", path.display()))?;
+        if !meta.is_dir() {
+            inputs.files.push(path.clone());
+            continue;
+        }
+        let walker = walkdir::WalkDir::new(path)
+            .sort_by_file_name()
+            .into_iter()
+            .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'));
+        for entry in walker {
+            let entry = entry.with_context(|| format!("reading directory {}", path.display()))?;
+            if !entry.file_type().is_file() {
+                continue;
+            }
+            let file = entry.into_path();
+            if DocKind::from_path(&file.to_string_lossy()).is_some() {
+                inputs.files.push(file);
+            } else {
+                inputs.skipped.push(file);
+            }
+        }
+    }
+    Ok(inputs)
+}
+
+/// Reads a file, naming it in the error.
+pub(crate) fn read(path: &Path) -> Result<Vec<u8>> {
+    fs::read(path).with_context(|| format!("{}", path.display()))
+}
+
+/// Reads a file that may be gzip-compressed (by its `.gz` extension) as UTF-8 text.
+pub(crate) fn read_text_maybe_gz(path: &Path) -> Result<String> {
+    let bytes = read(path)?;
+    let mut text = String::new();
+    if path.extension().is_some_and(|e| e == "gz") {
+        flate2::read::GzDecoder::new(&bytes[..])
+            .read_to_string(&mut text)
+            .with_context(|| format!("{}: not valid gzip-compressed UTF-8", path.display()))?;
+    } else {
+        text = String::from_utf8(bytes)
+            .with_context(|| format!("{}: not valid UTF-8", path.display()))?;
+    }
+    Ok(text)
+}
+
+/// Loads a bundle and prepares it for search.
+pub(crate) fn open_bundle(path: &Path) -> Result<Searcher> {
+    let bytes = read(path)?;
+    Searcher::from_bytes(&bytes).with_context(|| format!("{}", path.display()))
+}
+
+/// Writes `bytes` to `path` atomically: a temporary file in the same directory, flushed to disk,
+/// then renamed over `path`. On failure nothing is left behind.
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let context = || format!("writing {}", path.display());
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".edgerag-")
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .with_context(context)?;
+    tmp.write_all(bytes).with_context(context)?;
+    tmp.as_file().sync_all().with_context(context)?;
+    tmp.persist(path).map_err(|e| e.error).with_context(context)?;
+    Ok(())
+}

@@ -1,0 +1,100 @@
+//! `edgerag inspect`: a bundle's manifest and statistics.
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use edgerag_core::bundle::{Manifest, PartSizes};
+use serde::Serialize;
+
+use crate::{files, output};
+
+/// Arguments of `edgerag inspect`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// The bundle file.
+    bundle: PathBuf,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Serialize)]
+struct Report<'a> {
+    bundle: String,
+    bytes: u64,
+    manifest: &'a Manifest,
+    part_bytes: PartSizes,
+    documents: Vec<DocumentRow<'a>>,
+}
+
+#[derive(Debug, Serialize)]
+struct DocumentRow<'a> {
+    source: &'a str,
+    title: &'a str,
+    kind: edgerag_core::DocKind,
+    pages: u32,
+    sections: usize,
+    chunks: usize,
+}
+
+pub(crate) fn run(args: Args) -> Result<()> {
+    let searcher = files::open_bundle(&args.bundle)?;
+    let bundle = searcher.bundle();
+    let mut chunks_per_doc = vec![0usize; bundle.documents.len()];
+    for chunk in &bundle.chunks {
+        chunks_per_doc[chunk.doc as usize] += 1;
+    }
+    let report = Report {
+        bundle: args.bundle.display().to_string(),
+        bytes: std::fs::metadata(&args.bundle)?.len(),
+        manifest: &bundle.manifest,
+        part_bytes: bundle.part_sizes(),
+        documents: bundle
+            .documents
+            .iter()
+            .zip(chunks_per_doc)
+            .map(|(d, chunks)| DocumentRow {
+                source: &d.source,
+                title: &d.title,
+                kind: d.kind,
+                pages: d.pages,
+                sections: d.sections.len().saturating_sub(1),
+                chunks,
+            })
+            .collect(),
+    };
+    if args.json {
+        return output::json(&report);
+    }
+    let m = report.manifest;
+    let c = m.counts;
+    let p = &m.params;
+    let s = report.part_bytes;
+    output::line(&format!("bundle      {} ({} bytes)", report.bundle, report.bytes));
+    output::line(&format!("corpus      {}", m.corpus));
+    output::line(&format!("format      v{} (edgerag {})", m.format_version, m.edgerag_version));
+    output::line(&format!("created     {} (unix seconds)", m.created));
+    let model = if m.embedding_model.is_empty() { "none" } else { &m.embedding_model };
+    output::line(&format!("embeddings  {model}"));
+    output::line(&format!(
+        "contents    {} documents, {} chunks ({} duplicates removed), {} keywords, {} edges, {} terms",
+        c.documents, c.chunks, c.duplicates_removed, c.keywords, c.edges, c.terms
+    ));
+    output::line(&format!(
+        "chunking    target {} / max {} / min {} {:?}, overlap {}",
+        p.chunk.target, p.chunk.max, p.chunk.min, p.size_unit, p.chunk.overlap
+    ));
+    output::line(&format!(
+        "keywords    max_df {}, {} per chunk; bm25 k1 {} b {}",
+        p.keywords.max_df, p.keywords.max_per_chunk, p.bm25.k1, p.bm25.b
+    ));
+    output::line(&format!(
+        "bytes       chunks {}, graph {}, bm25 {}, documents {}, manifest {}",
+        s.chunks, s.graph, s.bm25, s.documents, s.manifest
+    ));
+    for d in &report.documents {
+        let pages = if d.pages > 0 { format!(", {} pages", d.pages) } else { String::new() };
+        output::line(&format!("  {:<40} {:?}, {} chunks{pages}  {}", d.source, d.kind, d.chunks, d.title));
+    }
+    Ok(())
+}

@@ -1,0 +1,48 @@
+//! Terminal output: JSON, progress bars and the one-line error report.
+
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::Serialize;
+
+/// Prints `value` as pretty JSON on stdout.
+pub(crate) fn json<T: Serialize>(value: &T) -> anyhow::Result<()> {
+    #[allow(clippy::print_stdout)]
+    {
+        println!("{}", serde_json::to_string_pretty(value)?);
+    }
+    Ok(())
+}
+
+/// Prints a line of human-readable output on stdout.
+#[allow(clippy::print_stdout)]
+pub(crate) fn line(text: &str) {
+    println!("{text}");
+}
+
+/// Prints a warning on stderr (above any progress bar).
+#[allow(clippy::print_stderr)]
+pub(crate) fn warn(bar: Option<&ProgressBar>, text: &str) {
+    match bar {
+        Some(bar) => bar.suspend(|| eprintln!("warning: {text}")),
+        None => eprintln!("warning: {text}"),
+    }
+}
+
+/// Prints an error and its causes on one line of stderr.
+#[allow(clippy::print_stderr)]
+pub(crate) fn error_line(error: &anyhow::Error) {
+    eprintln!("error: {error:#}");
+}
+
+/// A progress bar on stderr; hidden when `quiet` (e.g. `--json`) or when stderr is not a terminal.
+pub(crate) fn progress(total: u64, what: &str, quiet: bool) -> ProgressBar {
+    if quiet {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(total);
+    let style = ProgressStyle::with_template("{msg:>10} [{bar:30}] {pos}/{len} {elapsed_precise} eta {eta}")
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> ");
+    bar.set_style(style);
+    bar.set_message(what.to_owned());
+    bar
+}

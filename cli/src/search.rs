@@ -1,0 +1,91 @@
+//! `edgerag search`: ranked chunks for a query.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use edgerag_core::{Hit, Mode, SearchOptions};
+use serde::Serialize;
+
+use crate::{files, output};
+
+/// Arguments of `edgerag search`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// The bundle file.
+    bundle: PathBuf,
+    /// The query.
+    query: String,
+    /// Number of results.
+    #[arg(short, default_value_t = 10)]
+    k: usize,
+    /// Retrieval mode: bm25, graph or hybrid.
+    #[arg(long, default_value_t = Mode::default())]
+    mode: Mode,
+    /// Show why each result matched (terms, keywords, per-signal scores).
+    #[arg(long)]
+    explain: bool,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Serialize)]
+struct Results<'a> {
+    query: &'a str,
+    mode: Mode,
+    results: &'a [Hit],
+}
+
+pub(crate) fn run(args: Args) -> Result<()> {
+    let searcher = files::open_bundle(&args.bundle)?;
+    let options =
+        SearchOptions { k: args.k, mode: args.mode, explain: args.explain, ..SearchOptions::default() };
+    let hits = searcher.search(&args.query, &options).context("search")?;
+    if args.json {
+        return output::json(&Results { query: &args.query, mode: args.mode, results: &hits });
+    }
+    if hits.is_empty() {
+        output::line("no results");
+    }
+    for hit in &hits {
+        print_hit(hit);
+    }
+    Ok(())
+}
+
+fn print_hit(hit: &Hit) {
+    let mut place = hit.title.clone();
+    if !hit.section.is_empty() {
+        place = format!("{place} › {}", hit.section.join(" › "));
+    }
+    if let Some(page) = hit.page {
+        place = format!("{place} (p. {page})");
+    }
+    output::line(&format!("{:>2}. {:.4}  {place}  [{}]", hit.rank, hit.score, hit.document));
+    output::line(&format!("    {}", snippet(&hit.text, 300)));
+    if let Some(e) = &hit.explain {
+        let signal = |s: Option<edgerag_core::query::Signal>| {
+            s.map_or("-".to_owned(), |s| format!("{:.3} (#{})", s.score, s.rank))
+        };
+        output::line(&format!("    bm25 {}  graph {}", signal(e.bm25), signal(e.graph)));
+        if !e.terms.is_empty() {
+            let terms: Vec<String> = e.terms.iter().map(|t| format!("{} {:.2}", t.term, t.score)).collect();
+            output::line(&format!("    terms: {}", terms.join(", ")));
+        }
+        if !e.keywords.is_empty() {
+            let hops = e.graph_hops.map_or(String::new(), |h| format!(" ({h} hops)"));
+            output::line(&format!("    keywords: {}{hops}", e.keywords.join(", ")));
+        }
+    }
+}
+
+/// The first `max` characters of `text` on one line, cut at a word boundary.
+fn snippet(text: &str, max: usize) -> String {
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= max {
+        return flat;
+    }
+    let cut: String = flat.chars().take(max).collect();
+    let cut = cut.rsplit_once(' ').map_or(cut.as_str(), |(head, _)| head);
+    format!("{cut} …")
+}

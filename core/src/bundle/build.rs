@@ -1,0 +1,204 @@
+//! Building a bundle: documents in; chunks, keywords, graph and BM25 index out.
+
+use serde::{Deserialize, Serialize};
+
+use super::{BuildParams, Bundle, Counts, DocumentInfo, FORMAT_VERSION, Manifest};
+use crate::chunk::{self, CharSizer, Chunk, ChunkConfig, Sizer};
+use crate::graph::{GraphConfig, GraphIndex, KeywordGraph};
+use crate::index::bm25::{Bm25Index, Bm25Params};
+use crate::keywords::{self, KeywordConfig};
+use crate::text::Analyzer;
+use crate::{Document, Error, Result};
+
+/// Everything that decides what a build produces.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BuildOptions {
+    /// Name of the corpus, recorded in the manifest.
+    pub corpus: String,
+    /// Creation time to record, seconds since the Unix epoch (core has no clock: the host
+    /// passes it; a fixed value makes builds reproducible).
+    pub created: u64,
+    /// Chunk size limits.
+    pub chunk: ChunkConfig,
+    /// Keyword extraction and filtering.
+    pub keywords: KeywordConfig,
+    /// Keyword graph construction.
+    pub graph: GraphConfig,
+    /// BM25 parameters.
+    pub bm25: Bm25Params,
+}
+
+impl Default for BuildOptions {
+    fn default() -> Self {
+        Self {
+            corpus: "corpus".to_owned(),
+            created: 0,
+            chunk: ChunkConfig::default(),
+            keywords: KeywordConfig::default(),
+            graph: GraphConfig::default(),
+            bm25: Bm25Params::default(),
+        }
+    }
+}
+
+/// A step of [`BundleBuilder::finish`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Stage {
+    /// Extracting keywords from each chunk.
+    Keywords,
+    /// Building the keyword graph.
+    Graph,
+    /// Building the BM25 index.
+    Bm25,
+}
+
+/// Progress of a long step, reported to the host (for a progress bar).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Progress {
+    /// Current step.
+    pub stage: Stage,
+    /// Items done in this step.
+    pub done: usize,
+    /// Items in this step.
+    pub total: usize,
+}
+
+/// Accumulates documents, chunking each as it is added, then builds the [`Bundle`].
+///
+/// Documents' full texts are not kept: each is reduced to its chunks on [`add`](Self::add).
+pub struct BundleBuilder {
+    options: BuildOptions,
+    sizer: Box<dyn Sizer>,
+    analyzer: Analyzer,
+    documents: Vec<DocumentInfo>,
+    chunks: Vec<Chunk>,
+}
+
+impl std::fmt::Debug for BundleBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BundleBuilder")
+            .field("options", &self.options)
+            .field("documents", &self.documents.len())
+            .field("chunks", &self.chunks.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// How often (in items) progress is reported.
+const PROGRESS_EVERY: usize = 256;
+
+impl BundleBuilder {
+    /// A builder measuring chunk sizes in characters.
+    ///
+    /// # Errors
+    /// [`Error::Config`] if an option is out of range.
+    pub fn new(options: BuildOptions) -> Result<Self> {
+        Self::with_sizer(options, Box::new(CharSizer))
+    }
+
+    /// A builder measuring chunk sizes with `sizer` (e.g. a tokenizer).
+    ///
+    /// # Errors
+    /// [`Error::Config`] if an option is out of range.
+    pub fn with_sizer(options: BuildOptions, sizer: Box<dyn Sizer>) -> Result<Self> {
+        options.chunk.validate()?;
+        options.bm25.validate()?;
+        if !(options.keywords.max_df > 0.0 && options.keywords.max_df <= 1.0) {
+            return Err(Error::Config(format!(
+                "keyword max_df must be in (0, 1] (got {})",
+                options.keywords.max_df
+            )));
+        }
+        Ok(Self {
+            options,
+            sizer,
+            analyzer: Analyzer::new(),
+            documents: Vec::new(),
+            chunks: Vec::new(),
+        })
+    }
+
+    /// Adds a document: chunks it and keeps its metadata. Returns its number of chunks.
+    pub fn add(&mut self, doc: Document) -> usize {
+        let index = self.documents.len() as u32;
+        let chunks = chunk::chunk_document(&doc, index, &self.options.chunk, self.sizer.as_ref());
+        let added = chunks.len();
+        self.chunks.extend(chunks);
+        self.documents.push(DocumentInfo {
+            id: doc.id,
+            source: doc.source,
+            title: doc.title,
+            kind: doc.kind,
+            pages: doc.pages,
+            sections: doc.sections,
+            text_bytes: doc.text.len() as u64,
+        });
+        added
+    }
+
+    /// Number of documents added so far.
+    pub fn documents(&self) -> usize {
+        self.documents.len()
+    }
+
+    /// De-duplicates the chunks and builds keywords, graph and BM25 index, reporting progress.
+    ///
+    /// # Errors
+    /// [`Error::NoDocuments`] if nothing was added (or nothing produced a chunk).
+    pub fn finish(mut self, progress: &mut dyn FnMut(Progress)) -> Result<Bundle> {
+        let duplicates_removed = chunk::dedup(&mut self.chunks) as u32;
+        if self.chunks.is_empty() {
+            return Err(Error::NoDocuments);
+        }
+        let total = self.chunks.len();
+        let mut per_chunk = Vec::with_capacity(total);
+        for (i, c) in self.chunks.iter().enumerate() {
+            per_chunk.push(keywords::extract(&c.text, &self.options.keywords, &self.analyzer));
+            report(progress, Stage::Keywords, i + 1, total);
+        }
+        keywords::filter_frequent(&mut per_chunk, &self.options.keywords);
+
+        progress(Progress { stage: Stage::Graph, done: 0, total: 1 });
+        let graph = KeywordGraph::build(&per_chunk, &self.options.graph);
+        let edges = GraphIndex::new(&graph, &self.chunks, self.documents.len()).edge_count();
+        progress(Progress { stage: Stage::Graph, done: 1, total: 1 });
+
+        let mut terms = Vec::with_capacity(total);
+        for (i, c) in self.chunks.iter().enumerate() {
+            terms.push(self.analyzer.terms(&c.text));
+            report(progress, Stage::Bm25, i + 1, total);
+        }
+        let bm25 = Bm25Index::build(terms.iter().map(Vec::as_slice), self.options.bm25);
+
+        let counts = Counts {
+            documents: self.documents.len() as u32,
+            chunks: total as u32,
+            duplicates_removed,
+            keywords: graph.keywords.len() as u32,
+            edges: edges as u32,
+            terms: bm25.vocabulary() as u32,
+        };
+        let manifest = Manifest {
+            format_version: FORMAT_VERSION,
+            corpus: self.options.corpus,
+            edgerag_version: env!("CARGO_PKG_VERSION").to_owned(),
+            created: self.options.created,
+            embedding_model: String::new(),
+            params: BuildParams {
+                chunk: self.options.chunk,
+                size_unit: self.sizer.unit(),
+                keywords: self.options.keywords,
+                graph: self.options.graph,
+                bm25: self.options.bm25,
+            },
+            counts,
+        };
+        Ok(Bundle { manifest, documents: self.documents, chunks: self.chunks, graph, bm25 })
+    }
+}
+
+fn report(progress: &mut dyn FnMut(Progress), stage: Stage, done: usize, total: usize) {
+    if done % PROGRESS_EVERY == 0 || done == total {
+        progress(Progress { stage, done, total });
+    }
+}

@@ -1,0 +1,291 @@
+//! The corpus bundle: everything a runtime needs to answer queries, in one versioned file.
+//!
+//! # File layout (format version 1)
+//!
+//! All integers little-endian. The header is fixed-size so a reader can reject a file before
+//! decoding anything:
+//!
+//! | offset | size | field |
+//! |-------:|-----:|-------|
+//! | 0  | 8  | magic `b"EDGERAG\0"` |
+//! | 8  | 2  | `version`: format version the file was written with |
+//! | 10 | 2  | `min_reader`: oldest format version a reader must support to read the file |
+//! | 12 | 4  | flags, reserved, 0 |
+//! | 16 | 8  | payload length in bytes |
+//! | 24 | 32 | BLAKE3 hash of the payload |
+//! | 56 | …  | payload: [`Bundle`] encoded with postcard |
+//!
+//! A reader accepts a file when `min_reader <= CURRENT_VERSION` (otherwise
+//! [`Error::TooNew`]) and `version >= OLDEST_READABLE_VERSION` (otherwise [`Error::TooOld`]),
+//! and decodes the payload with the struct layout of `version`. A writer of a newer version
+//! that leaves `min_reader` at an older version promises that the older layout is a prefix of
+//! its payload (new fields are only appended); such trailing bytes are then ignored.
+//!
+//! **Postcard encodes structs by field order, without names.** Adding, removing or reordering a
+//! field of any type reachable from [`Bundle`] changes the format: bump [`FORMAT_VERSION`], keep
+//! a decoder for the previous layout (or raise [`OLDEST_READABLE_VERSION`]), and keep a bundle of
+//! every readable version under `core/tests/fixtures/` with a test that loads it.
+
+mod build;
+
+use serde::{Deserialize, Serialize};
+
+pub use build::{BuildOptions, BundleBuilder, Progress, Stage};
+
+use crate::chunk::{Chunk, ChunkConfig, SizeUnit};
+use crate::graph::{Appearance, GraphConfig, KeywordGraph, Similarity};
+use crate::index::bm25::{Bm25Index, Bm25Params};
+use crate::keywords::KeywordConfig;
+use crate::load::{DocKind, Section};
+use crate::{Error, Result};
+
+/// Magic bytes at the start of every bundle.
+pub const MAGIC: [u8; 8] = *b"EDGERAG\0";
+/// The format version this build writes.
+pub const FORMAT_VERSION: u16 = 1;
+/// The oldest format version this build reads.
+pub const OLDEST_READABLE_VERSION: u16 = 1;
+/// Size of the fixed header.
+pub const HEADER_LEN: usize = 56;
+
+/// Build parameters recorded in the manifest, so a bundle says how it was made.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BuildParams {
+    /// Chunk size limits.
+    pub chunk: ChunkConfig,
+    /// Unit of the chunk sizes.
+    pub size_unit: SizeUnit,
+    /// Keyword extraction and filtering.
+    pub keywords: KeywordConfig,
+    /// Keyword graph construction.
+    pub graph: GraphConfig,
+    /// BM25 parameters.
+    pub bm25: Bm25Params,
+}
+
+/// Counts of what the bundle holds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counts {
+    /// Documents.
+    pub documents: u32,
+    /// Chunks after de-duplication.
+    pub chunks: u32,
+    /// Chunks removed as duplicates or contained in another chunk.
+    pub duplicates_removed: u32,
+    /// Keyword nodes.
+    pub keywords: u32,
+    /// Graph edges (APPEARS_IN, NEXT, PART_OF, SIMILAR_TO).
+    pub edges: u32,
+    /// Distinct BM25 terms.
+    pub terms: u32,
+}
+
+/// What a bundle is: its name, provenance, parameters and counts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// Format version of the payload.
+    pub format_version: u16,
+    /// Name of the corpus.
+    pub corpus: String,
+    /// Version of edgerag that built it.
+    pub edgerag_version: String,
+    /// Creation time, seconds since the Unix epoch (supplied by the host).
+    pub created: u64,
+    /// Embedding model id; empty when the bundle has no vectors.
+    pub embedding_model: String,
+    /// How the bundle was built.
+    pub params: BuildParams,
+    /// What it holds.
+    pub counts: Counts,
+}
+
+/// A document as kept in a bundle (its text lives in its chunks).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DocumentInfo {
+    /// Content hash of the source bytes.
+    pub id: String,
+    /// Source name (file path or data-set id).
+    pub source: String,
+    /// Title.
+    pub title: String,
+    /// Format it was loaded from.
+    pub kind: DocKind,
+    /// Page count (PDF), else 0.
+    pub pages: u32,
+    /// Heading tree; `sections[0]` is the root.
+    pub sections: Vec<Section>,
+    /// Length of the document's extracted text in bytes.
+    pub text_bytes: u64,
+}
+
+impl DocumentInfo {
+    /// Heading titles from the top down to `section` (the root left out).
+    pub fn section_path(&self, section: u32) -> Vec<String> {
+        crate::load::section_path(&self.sections, section as usize)
+    }
+}
+
+/// A corpus bundle: manifest, documents, chunks, keyword graph and BM25 index.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Bundle {
+    /// Name, provenance, parameters, counts.
+    pub manifest: Manifest,
+    /// Documents, referenced by index from chunks.
+    pub documents: Vec<DocumentInfo>,
+    /// Chunks, referenced by index from the graph and the indexes.
+    pub chunks: Vec<Chunk>,
+    /// Keyword graph.
+    pub graph: KeywordGraph,
+    /// BM25 index over the chunks.
+    pub bm25: Bm25Index,
+}
+
+/// Encoded size of each part of a bundle's payload, in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct PartSizes {
+    /// Manifest.
+    pub manifest: usize,
+    /// Document table.
+    pub documents: usize,
+    /// Chunks (text and metadata).
+    pub chunks: usize,
+    /// Keyword graph.
+    pub graph: usize,
+    /// BM25 index.
+    pub bm25: usize,
+}
+
+impl Bundle {
+    /// Encodes the bundle: header followed by the postcard payload.
+    ///
+    /// # Errors
+    /// [`Error::Decode`] if serialisation fails (it does not for well-formed bundles).
+    pub fn to_bytes(&self) -> Result<Vec<u8>> {
+        let payload = postcard::to_allocvec(self).map_err(|e| Error::Decode(e.to_string()))?;
+        let mut out = Vec::with_capacity(HEADER_LEN + payload.len());
+        out.extend_from_slice(&MAGIC);
+        out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+        out.extend_from_slice(&OLDEST_READABLE_VERSION.to_le_bytes());
+        out.extend_from_slice(&0u32.to_le_bytes());
+        out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+        out.extend_from_slice(blake3::hash(&payload).as_bytes());
+        out.extend_from_slice(&payload);
+        Ok(out)
+    }
+
+    /// Decodes and validates a bundle.
+    ///
+    /// # Errors
+    /// [`Error::NotABundle`], [`Error::Truncated`], [`Error::TooNew`], [`Error::TooOld`],
+    /// [`Error::Corrupted`] or [`Error::Decode`]; never panics, whatever the bytes.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        let (version, payload) = check_header(bytes)?;
+        let (bundle, rest) = postcard::take_from_bytes::<Bundle>(payload)
+            .map_err(|e| Error::Decode(e.to_string()))?;
+        // A newer writer that still admits this reader (`min_reader`) may append fields.
+        if !rest.is_empty() && version <= FORMAT_VERSION {
+            return Err(Error::Decode(format!("{} unexpected bytes after the payload", rest.len())));
+        }
+        bundle.validate()?;
+        Ok(bundle)
+    }
+
+    /// Checks that every cross-reference (chunk → document, graph → chunk/keyword, BM25 →
+    /// chunk) is in range, so that queries on a decoded bundle cannot fail on bad indices.
+    ///
+    /// # Errors
+    /// [`Error::Decode`] naming the first inconsistency.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |what: String| Err(Error::Decode(what));
+        let (documents, chunks) = (self.documents.len(), self.chunks.len());
+        if let Some(c) = self.chunks.iter().find(|c| c.doc as usize >= documents) {
+            return bad(format!("chunk {} points to a missing document", c.id));
+        }
+        if let Some(c) = self.chunks.iter().find(|c| {
+            self.documents[c.doc as usize].sections.len() <= c.section as usize || c.start > c.end
+        }) {
+            return bad(format!("chunk {} has an invalid section or range", c.id));
+        }
+        if let Some(d) = self.documents.iter().find(|d| {
+            d.sections.iter().any(|s| s.parent.is_some_and(|p| p as usize >= d.sections.len()))
+        }) {
+            return bad(format!("document {} has a broken section tree", d.source));
+        }
+        validate_graph(&self.graph, chunks)?;
+        if self.bm25.len() != chunks {
+            return bad(format!("BM25 covers {} chunks, bundle has {chunks}", self.bm25.len()));
+        }
+        self.bm25.validate()
+    }
+
+    /// Encoded size of each part of the payload.
+    pub fn part_sizes(&self) -> PartSizes {
+        PartSizes {
+            manifest: encoded_len(&self.manifest),
+            documents: encoded_len(&self.documents),
+            chunks: encoded_len(&self.chunks),
+            graph: encoded_len(&self.graph),
+            bm25: encoded_len(&self.bm25),
+        }
+    }
+
+    /// The document a chunk belongs to.
+    pub fn document_of(&self, chunk: &Chunk) -> &DocumentInfo {
+        &self.documents[chunk.doc as usize]
+    }
+}
+
+fn encoded_len<T: Serialize>(value: &T) -> usize {
+    postcard::serialize_with_flavor(value, postcard::ser_flavors::Size::default()).unwrap_or(0)
+}
+
+fn validate_graph(graph: &KeywordGraph, chunks: usize) -> Result<()> {
+    let keywords = graph.keywords.len();
+    let appearance_ok = |a: &Appearance| (a.keyword as usize) < keywords && (a.chunk as usize) < chunks;
+    let similarity_ok = |s: &Similarity| (s.a as usize) < keywords && (s.b as usize) < keywords;
+    if !graph.appears_in.iter().all(appearance_ok) || !graph.similar.iter().all(similarity_ok) {
+        return Err(Error::Decode("keyword graph points to a missing chunk or keyword".into()));
+    }
+    Ok(())
+}
+
+/// Checks the header and returns the format version and the payload.
+fn check_header(bytes: &[u8]) -> Result<(u16, &[u8])> {
+    let found = bytes.len() as u64;
+    if bytes.len() < MAGIC.len() {
+        return if MAGIC.starts_with(bytes) && !bytes.is_empty() {
+            Err(Error::Truncated { expected: HEADER_LEN as u64, found })
+        } else {
+            Err(Error::NotABundle)
+        };
+    }
+    if bytes[..MAGIC.len()] != MAGIC {
+        return Err(Error::NotABundle);
+    }
+    if bytes.len() < HEADER_LEN {
+        return Err(Error::Truncated { expected: HEADER_LEN as u64, found });
+    }
+    let u16_at = |i: usize| u16::from_le_bytes([bytes[i], bytes[i + 1]]);
+    let (version, min_reader) = (u16_at(8), u16_at(10));
+    let versions = (OLDEST_READABLE_VERSION, FORMAT_VERSION);
+    if min_reader > FORMAT_VERSION {
+        return Err(Error::TooNew { found: min_reader, oldest: versions.0, current: versions.1 });
+    }
+    if version < OLDEST_READABLE_VERSION {
+        return Err(Error::TooOld { found: version, oldest: versions.0, current: versions.1 });
+    }
+    let mut len = [0u8; 8];
+    len.copy_from_slice(&bytes[16..24]);
+    let expected = (HEADER_LEN as u64).saturating_add(u64::from_le_bytes(len));
+    if found < expected {
+        return Err(Error::Truncated { expected, found });
+    }
+    if found > expected {
+        return Err(Error::Corrupted);
+    }
+    let payload = &bytes[HEADER_LEN..];
+    if blake3::hash(payload).as_bytes() != &bytes[24..HEADER_LEN] {
+        return Err(Error::Corrupted);
+    }
+    Ok((version, payload))
+}

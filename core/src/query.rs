@@ -1,0 +1,266 @@
+//! Querying a bundle: BM25, graph and hybrid retrieval, with explanations.
+
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use crate::bundle::Bundle;
+use crate::graph::{GraphHit, GraphIndex, GraphSearch};
+use crate::index::Scored;
+use crate::index::bm25::TermScore;
+use crate::index::fusion::{self, Fusion, Ranked};
+use crate::text::Analyzer;
+use crate::{Error, Result};
+
+/// Which retrievers answer a query.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// Lexical BM25 over chunk text.
+    Bm25,
+    /// The keyword graph: matched keywords, then expansion through shared keywords.
+    Graph,
+    /// BM25 and graph fused.
+    #[default]
+    Hybrid,
+}
+
+impl Mode {
+    /// The mode's name as the CLI and JSON spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Bm25 => "bm25",
+            Self::Graph => "graph",
+            Self::Hybrid => "hybrid",
+        }
+    }
+}
+
+impl FromStr for Mode {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s.to_ascii_lowercase().as_str() {
+            "bm25" => Ok(Self::Bm25),
+            "graph" => Ok(Self::Graph),
+            "hybrid" => Ok(Self::Hybrid),
+            other => Err(Error::Query(format!("unknown mode {other:?} (bm25, graph or hybrid)"))),
+        }
+    }
+}
+
+impl std::fmt::Display for Mode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// How a search runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SearchOptions {
+    /// Number of results.
+    pub k: usize,
+    /// Retrievers to use.
+    pub mode: Mode,
+    /// Candidates each retriever contributes before fusion (at least `k`).
+    pub depth: usize,
+    /// Fusion of the retrievers' lists in hybrid mode.
+    pub fusion: Fusion,
+    /// Weight of the graph list in hybrid mode (BM25 has weight 1).
+    pub graph_weight: f32,
+    /// Graph retrieval settings.
+    pub graph: GraphSearch,
+    /// Whether to explain each result (matched terms and keywords, per-signal scores).
+    pub explain: bool,
+}
+
+impl Default for SearchOptions {
+    fn default() -> Self {
+        Self {
+            k: 10,
+            mode: Mode::default(),
+            depth: 100,
+            fusion: Fusion::default(),
+            graph_weight: 0.5,
+            graph: GraphSearch::default(),
+            explain: false,
+        }
+    }
+}
+
+/// One signal's view of a result.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Signal {
+    /// The retriever's own score.
+    pub score: f32,
+    /// 1-based rank in that retriever's list.
+    pub rank: u32,
+}
+
+/// Why a chunk was returned.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Explanation {
+    /// BM25's score and rank, if BM25 found the chunk.
+    pub bm25: Option<Signal>,
+    /// The graph's score and rank, if the graph found the chunk.
+    pub graph: Option<Signal>,
+    /// Hops from a primary graph chunk (0 = matched directly).
+    pub graph_hops: Option<u8>,
+    /// Query terms found in the chunk, with their BM25 contributions.
+    pub terms: Vec<TermScore>,
+    /// Keywords that matched the query and led the graph to this chunk (display forms).
+    pub keywords: Vec<String>,
+}
+
+/// A search result, ready to show or serialise.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Hit {
+    /// 1-based rank.
+    pub rank: u32,
+    /// Chunk index in the bundle.
+    #[serde(skip)]
+    pub chunk: u32,
+    /// Content-hash id of the chunk.
+    pub chunk_id: String,
+    /// Source of the chunk's document.
+    pub document: String,
+    /// Title of the chunk's document.
+    pub title: String,
+    /// Page the chunk starts on (PDF).
+    pub page: Option<u32>,
+    /// Section path, top-level heading first.
+    pub section: Vec<String>,
+    /// Final score in the chosen mode.
+    pub score: f32,
+    /// Chunk text.
+    pub text: String,
+    /// Per-signal explanation, when asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explain: Option<Explanation>,
+}
+
+/// A bundle ready to query: the bundle plus the in-memory structures built from it once.
+#[derive(Debug)]
+pub struct Searcher {
+    bundle: Bundle,
+    graph: GraphIndex,
+    analyzer: Analyzer,
+}
+
+/// Ranked lists of one query, per retriever, and their fusion.
+struct Rankings {
+    terms: Vec<String>,
+    bm25: Vec<Scored>,
+    graph: Vec<GraphHit>,
+    fused: Vec<Scored>,
+}
+
+impl Searcher {
+    /// Prepares `bundle` for queries (builds the petgraph graph).
+    pub fn new(bundle: Bundle) -> Self {
+        let graph = GraphIndex::new(&bundle.graph, &bundle.chunks, bundle.documents.len());
+        Self { bundle, graph, analyzer: Analyzer::new() }
+    }
+
+    /// Decodes a bundle and prepares it for queries.
+    ///
+    /// # Errors
+    /// As [`Bundle::from_bytes`].
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        Ok(Self::new(Bundle::from_bytes(bytes)?))
+    }
+
+    /// The bundle being searched.
+    pub fn bundle(&self) -> &Bundle {
+        &self.bundle
+    }
+
+    /// The best `options.k` chunks for `query`.
+    ///
+    /// # Errors
+    /// [`Error::Query`] when the query has no searchable words (empty, or only stop words).
+    pub fn search(&self, query: &str, options: &SearchOptions) -> Result<Vec<Hit>> {
+        let r = self.rank(query, options)?;
+        let hits = r.fused.iter().take(options.k).enumerate().map(|(i, s)| {
+            let chunk = &self.bundle.chunks[s.chunk as usize];
+            let doc = self.bundle.document_of(chunk);
+            Hit {
+                rank: i as u32 + 1,
+                chunk: s.chunk,
+                chunk_id: chunk.id.clone(),
+                document: doc.source.clone(),
+                title: doc.title.clone(),
+                page: chunk.page,
+                section: doc.section_path(chunk.section),
+                score: s.score,
+                text: chunk.text.clone(),
+                explain: options.explain.then(|| self.explain(&r, s.chunk)),
+            }
+        });
+        Ok(hits.collect())
+    }
+
+    /// Chunk indices and scores, best first, up to `options.depth` (for evaluation).
+    ///
+    /// # Errors
+    /// As [`Searcher::search`].
+    pub fn rank_chunks(&self, query: &str, options: &SearchOptions) -> Result<Vec<Scored>> {
+        Ok(self.rank(query, options)?.fused)
+    }
+
+    fn rank(&self, query: &str, options: &SearchOptions) -> Result<Rankings> {
+        let terms = self.analyzer.terms(query);
+        if terms.is_empty() && !query.chars().any(char::is_numeric) {
+            return Err(Error::Query(format!("{query:?} has no searchable words")));
+        }
+        let depth = options.depth.max(options.k);
+        let use_bm25 = matches!(options.mode, Mode::Bm25 | Mode::Hybrid);
+        let use_graph = matches!(options.mode, Mode::Graph | Mode::Hybrid);
+        let bm25 = if use_bm25 { self.bundle.bm25.search(&terms, depth, |_| true) } else { vec![] };
+        let graph = if use_graph {
+            let g = &self.bundle.graph;
+            self.graph.search(g, query, &self.analyzer, depth, &options.graph)
+        } else {
+            Vec::new()
+        };
+        let graph_scored: Vec<Scored> =
+            graph.iter().map(|h| Scored { chunk: h.chunk, score: h.score }).collect();
+        let fused = match options.mode {
+            Mode::Bm25 => bm25.clone(),
+            Mode::Graph => graph_scored,
+            Mode::Hybrid => {
+                let lists = [
+                    Ranked { hits: &bm25, weight: 1.0 },
+                    Ranked { hits: &graph_scored, weight: options.graph_weight },
+                ];
+                fusion::fuse(&lists, options.fusion, depth)
+            }
+        };
+        Ok(Rankings { terms, bm25, graph, fused })
+    }
+
+    fn explain(&self, r: &Rankings, chunk: u32) -> Explanation {
+        let rank_of = |list: &[Scored]| {
+            list.iter().position(|s| s.chunk == chunk).map(|i| Signal {
+                score: list[i].score,
+                rank: i as u32 + 1,
+            })
+        };
+        let graph_hit = r.graph.iter().position(|h| h.chunk == chunk);
+        let keywords = graph_hit
+            .map(|i| {
+                let kws = &r.graph[i].keywords;
+                kws.iter()
+                    .filter_map(|&k| self.bundle.graph.keywords.get(k as usize))
+                    .map(|k| k.display.clone())
+                    .collect()
+            })
+            .unwrap_or_default();
+        Explanation {
+            bm25: rank_of(&r.bm25),
+            graph: graph_hit.map(|i| Signal { score: r.graph[i].score, rank: i as u32 + 1 }),
+            graph_hops: graph_hit.map(|i| r.graph[i].hops),
+            terms: self.bundle.bm25.explain(&r.terms, chunk),
+            keywords,
+        }
+    }
+}
