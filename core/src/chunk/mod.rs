@@ -1,10 +1,39 @@
 //! Chunking: a [`Document`] in, retrievable [`Chunk`]s out.
 //!
-//! (Implementation in progress: see the module plan in ARCHITECTURE.md.)
+//! Every chunk is a contiguous slice of the document text, so it can always be shown in place.
+//! [`chunk_document`] works in four steps:
+//!
+//! 1. **Units.** Each block becomes units measured once with the [`Sizer`]: a heading, each
+//!    sentence of prose ([`crate::text::sentences`]), or a code block or table whole. A unit
+//!    larger than `max` is cut: a sentence at word boundaries, a code block or table at line
+//!    boundaries (then words, then characters, for a line that is still too long).
+//! 2. **Regions.** Consecutive units of the same section and page form a region; a heading
+//!    belongs to the region of the content after it, so it opens that content's chunk.
+//!    Neighbouring regions that are each below `min` are joined into one chunk while the result
+//!    fits `max`; that is the only way a chunk spans sections or pages.
+//! 3. **Packing.** Within a region, units accumulate while the chunk stays within `target`
+//!    (or within `max` while it is still below `min` or holds only headings). A chunk left
+//!    below `min` is then merged into a neighbour in the region if the result fits `max`.
+//!    Sizes of runs of units are estimated as the sum of their parts (exact for characters);
+//!    every chunk is then measured once, and one that exceeds `max` is cut between units.
+//! 4. **Overlap.** Each chunk but the first of a region starts with whole prose sentences from
+//!    the end of the previous chunk, at most `overlap × target` in size, trimmed so that the
+//!    chunk still fits `max`. Headings, code, tables and pieces of sentences are never
+//!    carried, and a chunk never takes all of its predecessor.
+//!
+//! [`dedup`] then removes duplicate and contained chunks across the corpus.
 
 use serde::{Deserialize, Serialize};
 
 use crate::{Document, Error, Result};
+
+mod dedup;
+mod pack;
+mod units;
+
+pub use dedup::dedup;
+use pack::Draft;
+use units::{Unit, UnitKind};
 
 /// The unit chunk sizes are measured in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -108,18 +137,48 @@ pub struct Chunk {
     pub text: String,
 }
 
-/// Splits `doc` (the corpus' document number `doc_index`) into chunks.
+/// Splits `doc` (the corpus' document number `doc_index`) into chunks, in reading order (see
+/// the module docs). The same input always gives the same chunks.
+///
+/// `config` should be [validated](ChunkConfig::validate); other values do not panic but give
+/// chunks of unspecified sizes.
 pub fn chunk_document(
-    _doc: &Document,
-    _doc_index: u32,
-    _config: &ChunkConfig,
-    _sizer: &dyn Sizer,
+    doc: &Document,
+    doc_index: u32,
+    config: &ChunkConfig,
+    sizer: &dyn Sizer,
 ) -> Vec<Chunk> {
-    unimplemented!("in progress")
+    let units = units::document_units(doc, config.max, sizer);
+    pack::plan(&doc.text, &units, config, sizer)
+        .iter()
+        .enumerate()
+        .map(|(seq, draft)| to_chunk(doc, doc_index, seq, &units, draft))
+        .collect()
 }
 
-/// Removes exact duplicates and chunks wholly contained in another chunk, keeping the first
-/// occurrence in corpus order. Returns how many were removed.
-pub fn dedup(_chunks: &mut Vec<Chunk>) -> usize {
-    unimplemented!("in progress")
+fn to_chunk(doc: &Document, doc_index: u32, seq: usize, units: &[Unit], draft: &Draft) -> Chunk {
+    let own = &units[draft.first..draft.end];
+    let opening = own.iter().find(|u| u.kind != UnitKind::Heading).or(own.first());
+    let first = &units[draft.carry];
+    let start = first.range.start;
+    let end = units[draft.end - 1].range.end;
+    let text = doc.text[start..end].to_owned();
+    Chunk {
+        id: crate::content_id(text.as_bytes()),
+        doc: doc_index,
+        seq: to_u32(seq),
+        section: to_u32(opening.map_or(0, |u| u.section)),
+        page: first.page,
+        start: to_u32(start),
+        end: to_u32(end),
+        text,
+    }
 }
+
+/// Offsets and counts beyond `u32` (a 4 GiB document) saturate.
+fn to_u32(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+#[cfg(test)]
+mod tests;
