@@ -1,9 +1,9 @@
 //! Corpus-wide removal of duplicate chunks and of chunks contained in another.
 //!
 //! Exact duplicates are found by id. For containment, every chunk is indexed by a hash of its
-//! leading [`KEY_BYTES`] bytes (its whole text if shorter); a rolling hash then slides over
-//! every longer chunk, and only chunks whose key hash matches at some position are compared
-//! byte by byte. That is linear in the corpus size (plus the matches), not quadratic.
+//! leading [`KEY_BYTES`] bytes (fewer for short chunks, see [`key_len`]); a rolling hash then
+//! slides over every longer chunk, and only chunks whose key hash matches at some position are
+//! compared byte by byte. That is linear in the corpus size (plus the matches), not quadratic.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -11,6 +11,9 @@ use super::Chunk;
 
 /// Length of the leading key chunks are indexed by.
 const KEY_BYTES: usize = 32;
+
+/// Key length of chunks shorter than [`KEY_BYTES`].
+const SHORT_KEY_BYTES: usize = 8;
 
 /// Multiplier of the polynomial rolling hash (the 64-bit FNV prime).
 const BASE: u64 = 0x0000_0100_0000_01b3;
@@ -35,15 +38,14 @@ fn first_occurrences(chunks: &[Chunk]) -> Vec<bool> {
 
 /// Clears `keep` for every kept chunk whose text occurs inside a longer kept chunk.
 fn mark_contained(chunks: &[Chunk], keep: &mut [bool]) {
-    for (key_len, index) in key_index(chunks, keep) {
+    for (key_len, index) in key_indexes(chunks, keep) {
         for (y, container) in chunks.iter().enumerate() {
             let bytes = container.text.as_bytes();
             if !keep[y] || bytes.len() <= key_len {
                 continue;
             }
             for (pos, hash) in RollingHash::new(bytes, key_len) {
-                let Some(candidates) = index.get(&hash) else { continue };
-                for &x in candidates {
+                for &x in index.get(hash) {
                     let inner = chunks[x].text.as_bytes();
                     if keep[x] && inner.len() < bytes.len() && bytes[pos..].starts_with(inner) {
                         keep[x] = false;
@@ -55,21 +57,75 @@ fn mark_contained(chunks: &[Chunk], keep: &mut [bool]) {
 }
 
 /// Kept chunks by key length, then by the hash of their key.
-fn key_index(chunks: &[Chunk], keep: &[bool]) -> BTreeMap<usize, HashMap<u64, Vec<usize>>> {
-    let mut index: BTreeMap<usize, HashMap<u64, Vec<usize>>> = BTreeMap::new();
+fn key_indexes(chunks: &[Chunk], keep: &[bool]) -> BTreeMap<usize, KeyIndex> {
+    let mut indexes: BTreeMap<usize, KeyIndex> = BTreeMap::new();
     for (i, chunk) in chunks.iter().enumerate().filter(|(i, _)| keep[*i]) {
         let bytes = chunk.text.as_bytes();
-        let key = &bytes[..bytes.len().min(KEY_BYTES)];
-        if key.is_empty() {
-            continue;
+        let key = &bytes[..key_len(bytes.len())];
+        if !key.is_empty() {
+            indexes
+                .entry(key.len())
+                .or_insert_with(KeyIndex::new)
+                .insert(hash(key), i);
         }
-        index.entry(key.len()).or_default().entry(hash(key)).or_default().push(i);
     }
-    index
+    indexes
+}
+
+/// Chunks by key hash, behind a bit filter that answers most misses without a map lookup
+/// (nearly every position of the corpus is a miss).
+struct KeyIndex {
+    filter: Vec<u64>,
+    chunks: HashMap<u64, Vec<usize>>,
+}
+
+impl KeyIndex {
+    /// Bits in the filter, as a power of two (128 KiB).
+    const FILTER_BITS: u32 = 20;
+
+    fn new() -> Self {
+        Self {
+            filter: vec![0; 1 << (Self::FILTER_BITS - 6)],
+            chunks: HashMap::new(),
+        }
+    }
+
+    /// Word and bit of `hash` in the filter, from its top bits (the best mixed ones).
+    fn bit(hash: u64) -> (usize, u64) {
+        let bit = (hash >> (64 - Self::FILTER_BITS)) as usize;
+        (bit >> 6, 1 << (bit & 63))
+    }
+
+    fn insert(&mut self, hash: u64, chunk: usize) {
+        let (word, mask) = Self::bit(hash);
+        self.filter[word] |= mask;
+        self.chunks.entry(hash).or_default().push(chunk);
+    }
+
+    fn get(&self, hash: u64) -> &[usize] {
+        let (word, mask) = Self::bit(hash);
+        if self.filter[word] & mask == 0 {
+            return &[];
+        }
+        self.chunks.get(&hash).map_or(&[], Vec::as_slice)
+    }
+}
+
+/// Length of the key of a text of `len` bytes: [`KEY_BYTES`], or [`SHORT_KEY_BYTES`] for
+/// shorter texts, or the whole text. Every distinct key length costs a pass over the corpus, so
+/// the few short chunks share one length instead of bringing one each.
+fn key_len(len: usize) -> usize {
+    match len {
+        KEY_BYTES.. => KEY_BYTES,
+        SHORT_KEY_BYTES.. => SHORT_KEY_BYTES,
+        _ => len,
+    }
 }
 
 fn hash(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0, |h, &b| h.wrapping_mul(BASE).wrapping_add(u64::from(b)))
+    bytes
+        .iter()
+        .fold(0, |h, &b| h.wrapping_mul(BASE).wrapping_add(u64::from(b)))
 }
 
 /// Hashes of every window of `len` bytes, with the window's start, in O(1) per step.
@@ -86,7 +142,13 @@ struct RollingHash<'a> {
 impl<'a> RollingHash<'a> {
     fn new(bytes: &'a [u8], len: usize) -> Self {
         let top = (1..len).fold(1u64, |p, _| p.wrapping_mul(BASE));
-        Self { bytes, len, pos: 0, hash: hash(&bytes[..len.min(bytes.len())]), top }
+        Self {
+            bytes,
+            len,
+            pos: 0,
+            hash: hash(&bytes[..len.min(bytes.len())]),
+            top,
+        }
     }
 }
 
@@ -140,7 +202,11 @@ mod tests {
 
     #[test]
     fn exact_duplicates_across_documents_keep_the_first() {
-        let mut chunks = vec![chunk(0, TESLA), chunk(1, "Something else entirely."), chunk(2, TESLA)];
+        let mut chunks = vec![
+            chunk(0, TESLA),
+            chunk(1, "Something else entirely."),
+            chunk(2, TESLA),
+        ];
         assert_eq!(dedup(&mut chunks), 1);
         assert_eq!(texts(&chunks), [TESLA, "Something else entirely."]);
         assert_eq!(chunks[0].doc, 0);

@@ -47,7 +47,13 @@ pub(super) fn document_units(doc: &Document, max: usize, sizer: &dyn Sizer) -> V
     let mut units = Vec::new();
     for block in &doc.blocks {
         let mut push = |kind, range: Range<usize>, size| {
-            units.push(Unit { kind, range, size, section: block.section, page: block.page });
+            units.push(Unit {
+                kind,
+                range,
+                size,
+                section: block.section,
+                page: block.page,
+            });
         };
         match block.kind {
             BlockKind::Heading => {
@@ -89,7 +95,11 @@ fn fit(
     cuts: &[Cut],
 ) -> Vec<(Range<usize>, usize)> {
     let size = sizer.size(&text[range.clone()]);
-    if size <= max { vec![(range, size)] } else { split(text, range, max, sizer, cuts) }
+    if size <= max {
+        vec![(range, size)]
+    } else {
+        split(text, range, max, sizer, cuts)
+    }
 }
 
 /// Cuts `range` (larger than `max`) into as few consecutive pieces of at most `max` as the
@@ -159,7 +169,10 @@ fn segments(text: &str, range: Range<usize>, cut: Cut) -> Vec<Range<usize>> {
             }
         }
         Cut::Chars => {
-            out.extend(text.char_indices().map(|(i, c)| offset + i..offset + i + c.len_utf8()));
+            out.extend(
+                text.char_indices()
+                    .map(|(i, c)| offset + i..offset + i + c.len_utf8()),
+            );
         }
     }
     out
@@ -212,14 +225,21 @@ mod tests {
         let text = "alpha beta gamma\ndelta epsilon\nzeta eta theta iota kappa lambda mu\nxi";
         let pieces = split(text, 0..text.len(), 20, &CharSizer, VERBATIM_CUTS);
         let got: Vec<&str> = pieces.iter().map(|(r, _)| &text[r.clone()]).collect();
-        assert_eq!(got, [
-            "alpha beta gamma",
-            "delta epsilon",
-            "zeta eta theta iota",
-            "kappa lambda mu",
-            "xi"
-        ]);
-        assert!(pieces.iter().all(|(r, size)| *size == text[r.clone()].chars().count()));
+        assert_eq!(
+            got,
+            [
+                "alpha beta gamma",
+                "delta epsilon",
+                "zeta eta theta iota",
+                "kappa lambda mu",
+                "xi"
+            ]
+        );
+        assert!(
+            pieces
+                .iter()
+                .all(|(r, size)| *size == text[r.clone()].chars().count())
+        );
     }
 
     #[test]
