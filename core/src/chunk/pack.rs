@@ -54,6 +54,7 @@ pub(super) fn plan(
     drafts
 }
 
+/// A document's units with their configuration, sizer and size estimates.
 struct Planner<'a> {
     text: &'a str,
     units: &'a [Unit],

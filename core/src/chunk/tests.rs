@@ -318,12 +318,12 @@ fn sentence() -> impl Strategy<Value = String> {
     let length = prop_oneof![12 => 1..25usize, 1 => 60..160usize];
     let end = prop::sample::select(&[".", "?", "!"][..]);
     (length.prop_flat_map(|n| words(n..n + 1)), end).prop_map(|(body, end)| {
-        let mut chars = body.chars();
+        let mut letters = body.chars();
         let first = chars
             .next()
             .map(|c| c.to_uppercase().collect::<String>())
             .unwrap_or_default();
-        format!("{first}{}{end}", chars.as_str())
+        format!("{first}{}{end}", letters.as_str())
     })
 }
 
