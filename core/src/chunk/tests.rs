@@ -319,7 +319,7 @@ fn sentence() -> impl Strategy<Value = String> {
     let end = prop::sample::select(&[".", "?", "!"][..]);
     (length.prop_flat_map(|n| words(n..n + 1)), end).prop_map(|(body, end)| {
         let mut letters = body.chars();
-        let first = chars
+        let first = letters
             .next()
             .map(|c| c.to_uppercase().collect::<String>())
             .unwrap_or_default();
