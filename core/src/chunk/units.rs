@@ -1,0 +1,252 @@
+//! Units: the atoms chunks are built from (a heading, a sentence, a code block or table, or a
+//! piece of one of these that was too large for a chunk), each measured once.
+
+use std::ops::Range;
+
+use super::Sizer;
+use crate::load::{BlockKind, Document};
+use crate::text::sentences;
+
+/// What a unit is; decides whether it may be carried over as overlap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum UnitKind {
+    /// A heading (or a piece of an over-long one).
+    Heading,
+    /// A whole prose sentence.
+    Sentence,
+    /// A piece of a prose sentence longer than `max`, cut at a word boundary.
+    Fragment,
+    /// A code block or table, or a run of its lines when the whole is larger than `max`.
+    Verbatim,
+}
+
+/// One atom of a chunk: a trimmed byte range of the document text with its measured size.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Unit {
+    pub(super) kind: UnitKind,
+    pub(super) range: Range<usize>,
+    pub(super) size: usize,
+    pub(super) section: usize,
+    pub(super) page: Option<u32>,
+}
+
+/// How finely an over-long range is cut, coarsest first.
+#[derive(Debug, Clone, Copy)]
+enum Cut {
+    Lines,
+    Words,
+    Chars,
+}
+
+const PROSE_CUTS: &[Cut] = &[Cut::Words, Cut::Chars];
+const VERBATIM_CUTS: &[Cut] = &[Cut::Lines, Cut::Words, Cut::Chars];
+
+/// The document's units in reading order; every unit measures at most `max` (unless a single
+/// character does).
+pub(super) fn document_units(doc: &Document, max: usize, sizer: &dyn Sizer) -> Vec<Unit> {
+    let mut units = Vec::new();
+    for block in &doc.blocks {
+        let mut push = |kind, range: Range<usize>, size| {
+            units.push(Unit {
+                kind,
+                range,
+                size,
+                section: block.section,
+                page: block.page,
+            });
+        };
+        match block.kind {
+            BlockKind::Heading => {
+                for (range, size) in fit(&doc.text, block.range.clone(), max, sizer, PROSE_CUTS) {
+                    push(UnitKind::Heading, range, size);
+                }
+            }
+            BlockKind::Code | BlockKind::Table => {
+                let cut = fit(&doc.text, block.range.clone(), max, sizer, VERBATIM_CUTS);
+                for (range, size) in cut {
+                    push(UnitKind::Verbatim, range, size);
+                }
+            }
+            BlockKind::Paragraph | BlockKind::ListItem | BlockKind::Quote => {
+                let offset = block.range.start;
+                for sentence in sentences(doc.block_text(block)) {
+                    let range = offset + sentence.start..offset + sentence.end;
+                    let size = sizer.size(&doc.text[range.clone()]);
+                    if size <= max {
+                        push(UnitKind::Sentence, range, size);
+                    } else {
+                        for (piece, size) in split(&doc.text, range, max, sizer, PROSE_CUTS) {
+                            push(UnitKind::Fragment, piece, size);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    units
+}
+
+/// `range` whole if it fits `max`, else [`split`] into pieces that do.
+fn fit(
+    text: &str,
+    range: Range<usize>,
+    max: usize,
+    sizer: &dyn Sizer,
+    cuts: &[Cut],
+) -> Vec<(Range<usize>, usize)> {
+    let size = sizer.size(&text[range.clone()]);
+    if size <= max {
+        vec![(range, size)]
+    } else {
+        split(text, range, max, sizer, cuts)
+    }
+}
+
+/// Cuts `range` (larger than `max`) into as few consecutive pieces of at most `max` as the
+/// first cut allows, greedily; a segment that alone exceeds `max` is cut by the next, finer cut.
+/// Returns each piece with its size.
+fn split(
+    text: &str,
+    range: Range<usize>,
+    max: usize,
+    sizer: &dyn Sizer,
+    cuts: &[Cut],
+) -> Vec<(Range<usize>, usize)> {
+    let Some((&cut, finer)) = cuts.split_first() else {
+        return vec![(range.clone(), sizer.size(&text[range]))];
+    };
+    let segments = segments(text, range, cut);
+    let span = |a: usize, b: usize| segments[a].start..segments[b - 1].end;
+    let mut pieces = Vec::new();
+    let mut at = 0;
+    while at < segments.len() {
+        let end = largest_fitting(at + 1, segments.len(), |b| {
+            sizer.size(&text[span(at, b)]) <= max
+        });
+        let piece = span(at, end);
+        let size = sizer.size(&text[piece.clone()]);
+        if size <= max {
+            pieces.push((piece, size));
+        } else {
+            pieces.extend(split(text, piece, max, sizer, finer));
+        }
+        at = end;
+    }
+    pieces
+}
+
+/// The non-blank segments of `range` at one cut: lines (trailing whitespace trimmed, indent
+/// kept), whitespace-separated words, or characters.
+fn segments(text: &str, range: Range<usize>, cut: Cut) -> Vec<Range<usize>> {
+    let offset = range.start;
+    let text = &text[range];
+    let mut out = Vec::new();
+    match cut {
+        Cut::Lines => {
+            let mut start = 0;
+            for line in text.split_inclusive('\n') {
+                let kept = line.trim_end();
+                if !kept.trim_start().is_empty() {
+                    out.push(offset + start..offset + start + kept.len());
+                }
+                start += line.len();
+            }
+        }
+        Cut::Words => {
+            let mut word_start = None;
+            for (i, c) in text.char_indices() {
+                match (c.is_whitespace(), word_start) {
+                    (true, Some(s)) => {
+                        out.push(offset + s..offset + i);
+                        word_start = None;
+                    }
+                    (false, None) => word_start = Some(i),
+                    _ => {}
+                }
+            }
+            if let Some(s) = word_start {
+                out.push(offset + s..offset + text.len());
+            }
+        }
+        Cut::Chars => {
+            out.extend(
+                text.char_indices()
+                    .map(|(i, c)| offset + i..offset + i + c.len_utf8()),
+            );
+        }
+    }
+    out
+}
+
+/// The largest `end` in `first..=last` for which `fits(end)` holds, assuming `fits` is
+/// monotone (true up to some point, false after); `first` is returned even if it does not fit.
+///
+/// Gallops forward from `first` and then bisects, so the cost grows with the answer, not with
+/// `last`: measuring a long prefix of a large block is what this avoids.
+pub(super) fn largest_fitting(first: usize, last: usize, fits: impl Fn(usize) -> bool) -> usize {
+    let mut good = first;
+    let mut step = 1;
+    let mut bad = loop {
+        let probe = (good + step).min(last);
+        if probe == good {
+            return good;
+        }
+        if !fits(probe) {
+            break probe;
+        }
+        good = probe;
+        step *= 2;
+    };
+    while bad - good > 1 {
+        let mid = good + (bad - good) / 2;
+        if fits(mid) {
+            good = mid;
+        } else {
+            bad = mid;
+        }
+    }
+    good
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chunk::CharSizer;
+
+    #[test]
+    fn largest_fitting_finds_the_boundary() {
+        for limit in 0..40 {
+            assert_eq!(largest_fitting(1, 30, |b| b <= limit), limit.clamp(1, 30));
+        }
+    }
+
+    #[test]
+    fn over_long_text_is_cut_at_the_coarsest_boundary_that_fits() {
+        let text = "alpha beta gamma\ndelta epsilon\nzeta eta theta iota kappa lambda mu\nxi";
+        let pieces = split(text, 0..text.len(), 20, &CharSizer, VERBATIM_CUTS);
+        let got: Vec<&str> = pieces.iter().map(|(r, _)| &text[r.clone()]).collect();
+        assert_eq!(
+            got,
+            [
+                "alpha beta gamma",
+                "delta epsilon",
+                "zeta eta theta iota",
+                "kappa lambda mu",
+                "xi"
+            ]
+        );
+        assert!(
+            pieces
+                .iter()
+                .all(|(r, size)| *size == text[r.clone()].chars().count())
+        );
+    }
+
+    #[test]
+    fn a_word_longer_than_max_is_cut_between_characters() {
+        let text = "naïve Donaudampfschifffahrt";
+        let pieces = split(text, 0..text.len(), 8, &CharSizer, PROSE_CUTS);
+        let got: Vec<&str> = pieces.iter().map(|(r, _)| &text[r.clone()]).collect();
+        assert_eq!(got, ["naïve", "Donaudam", "pfschiff", "fahrt"]);
+    }
+}
