@@ -213,5 +213,6 @@ pub(crate) fn finish(builder: BundleBuilder, quiet: bool) -> Result<Bundle> {
 }
 
 fn short_name(path: &std::path::Path) -> String {
-    path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned())
+    path.file_name()
+        .map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned())
 }

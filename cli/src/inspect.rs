@@ -94,7 +94,10 @@ pub(crate) fn run(args: Args) -> Result<()> {
     ));
     for d in &report.documents {
         let pages = if d.pages > 0 { format!(", {} pages", d.pages) } else { String::new() };
-        output::line(&format!("  {:<40} {:?}, {} chunks{pages}  {}", d.source, d.kind, d.chunks, d.title));
+        output::line(&format!(
+            "  {:<40} {:?}, {} chunks{pages}  {}",
+            d.source, d.kind, d.chunks, d.title
+        ));
     }
     Ok(())
 }

@@ -39,9 +39,11 @@ pub(crate) fn progress(total: u64, what: &str, quiet: bool) -> ProgressBar {
         return ProgressBar::hidden();
     }
     let bar = ProgressBar::new(total);
-    let style = ProgressStyle::with_template("{msg:>10} [{bar:30}] {pos}/{len} {elapsed_precise} eta {eta}")
-        .unwrap_or_else(|_| ProgressStyle::default_bar())
-        .progress_chars("=> ");
+    let style = ProgressStyle::with_template(
+        "{msg:>10} [{bar:30}] {pos}/{len} {elapsed_precise} eta {eta}",
+    )
+    .unwrap_or_else(|_| ProgressStyle::default_bar())
+    .progress_chars("=> ");
     bar.set_style(style);
     bar.set_message(what.to_owned());
     bar

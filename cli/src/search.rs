@@ -38,8 +38,12 @@ struct Results<'a> {
 
 pub(crate) fn run(args: Args) -> Result<()> {
     let searcher = files::open_bundle(&args.bundle)?;
-    let options =
-        SearchOptions { k: args.k, mode: args.mode, explain: args.explain, ..SearchOptions::default() };
+    let options = SearchOptions {
+        k: args.k,
+        mode: args.mode,
+        explain: args.explain,
+        ..SearchOptions::default()
+    };
     let hits = searcher.search(&args.query, &options).context("search")?;
     if args.json {
         return output::json(&Results { query: &args.query, mode: args.mode, results: &hits });
@@ -69,7 +73,8 @@ fn print_hit(hit: &Hit) {
         };
         output::line(&format!("    bm25 {}  graph {}", signal(e.bm25), signal(e.graph)));
         if !e.terms.is_empty() {
-            let terms: Vec<String> = e.terms.iter().map(|t| format!("{} {:.2}", t.term, t.score)).collect();
+            let terms: Vec<String> =
+                e.terms.iter().map(|t| format!("{} {:.2}", t.term, t.score)).collect();
             output::line(&format!("    terms: {}", terms.join(", ")));
         }
         if !e.keywords.is_empty() {

@@ -52,7 +52,9 @@ pub enum Error {
         current: u16,
     },
     /// The bundle was written in a format version this build no longer reads.
-    #[error("bundle format version {found} is too old (this edgerag reads versions {oldest}..={current}); rebuild the bundle")]
+    #[error(
+        "bundle format version {found} is too old (this edgerag reads versions {oldest}..={current}); rebuild the bundle"
+    )]
     TooOld {
         /// Version found in the file.
         found: u16,

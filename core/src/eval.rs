@@ -25,8 +25,12 @@ pub fn ndcg_at(ranked: &[&str], judged: &Judgments, k: usize) -> f64 {
         .sum();
     let mut ideal: Vec<u32> = judged.values().copied().filter(|&g| g > 0).collect();
     ideal.sort_unstable_by(|a, b| b.cmp(a));
-    let idcg: f64 =
-        ideal.iter().take(k).enumerate().map(|(i, &g)| f64::from(g) / (i as f64 + 2.0).log2()).sum();
+    let idcg: f64 = ideal
+        .iter()
+        .take(k)
+        .enumerate()
+        .map(|(i, &g)| f64::from(g) / (i as f64 + 2.0).log2())
+        .sum();
     if idcg > 0.0 { dcg / idcg } else { 0.0 }
 }
 
@@ -216,7 +220,8 @@ mod tests {
         assert_eq!(docs[0].id, "4983");
         let err = parse_jsonl::<BeirDoc>("corpus.jsonl", "{}\n{").unwrap_err();
         assert!(err.to_string().starts_with("corpus.jsonl line 1:"), "{err}");
-        let qrels = parse_qrels("train.tsv", "query-id\tcorpus-id\tscore\n0\t31715818\t1\n").unwrap();
+        let qrels =
+            parse_qrels("train.tsv", "query-id\tcorpus-id\tscore\n0\t31715818\t1\n").unwrap();
         assert_eq!(qrels["0"]["31715818"], 1);
         let err = parse_qrels("train.tsv", "query-id\tcorpus-id\tscore\n0 1 1\n").unwrap_err();
         assert!(err.to_string().contains("line 2"), "{err}");

@@ -240,10 +240,9 @@ impl Searcher {
 
     fn explain(&self, r: &Rankings, chunk: u32) -> Explanation {
         let rank_of = |list: &[Scored]| {
-            list.iter().position(|s| s.chunk == chunk).map(|i| Signal {
-                score: list[i].score,
-                rank: i as u32 + 1,
-            })
+            list.iter()
+                .position(|s| s.chunk == chunk)
+                .map(|i| Signal { score: list[i].score, rank: i as u32 + 1 })
         };
         let graph_hit = r.graph.iter().position(|h| h.chunk == chunk);
         let keywords = graph_hit

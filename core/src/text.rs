@@ -12,17 +12,130 @@ use unicode_segmentation::UnicodeSegmentation;
 /// single letters), which Unicode word segmentation never produces and which would drop real
 /// terms such as the `D` of "vitamin D". Sorted for binary search.
 const STOP_WORDS: &[&str] = &[
-    "a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are",
-    "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but",
-    "by", "can", "did", "do", "does", "doing", "down", "during", "each", "few", "for", "from",
-    "further", "had", "has", "have", "having", "he", "her", "here", "hers", "herself", "him",
-    "himself", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "me",
-    "more", "most", "my", "myself", "no", "nor", "not", "now", "of", "off", "on", "once", "only",
-    "or", "other", "our", "ours", "ourselves", "out", "over", "own", "same", "she", "should", "so",
-    "some", "such", "than", "that", "the", "their", "theirs", "them", "themselves", "then",
-    "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up",
-    "very", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why",
-    "will", "with", "you", "your", "yours", "yourself", "yourselves",
+    "a",
+    "about",
+    "above",
+    "after",
+    "again",
+    "against",
+    "all",
+    "am",
+    "an",
+    "and",
+    "any",
+    "are",
+    "as",
+    "at",
+    "be",
+    "because",
+    "been",
+    "before",
+    "being",
+    "below",
+    "between",
+    "both",
+    "but",
+    "by",
+    "can",
+    "did",
+    "do",
+    "does",
+    "doing",
+    "down",
+    "during",
+    "each",
+    "few",
+    "for",
+    "from",
+    "further",
+    "had",
+    "has",
+    "have",
+    "having",
+    "he",
+    "her",
+    "here",
+    "hers",
+    "herself",
+    "him",
+    "himself",
+    "his",
+    "how",
+    "i",
+    "if",
+    "in",
+    "into",
+    "is",
+    "it",
+    "its",
+    "itself",
+    "just",
+    "me",
+    "more",
+    "most",
+    "my",
+    "myself",
+    "no",
+    "nor",
+    "not",
+    "now",
+    "of",
+    "off",
+    "on",
+    "once",
+    "only",
+    "or",
+    "other",
+    "our",
+    "ours",
+    "ourselves",
+    "out",
+    "over",
+    "own",
+    "same",
+    "she",
+    "should",
+    "so",
+    "some",
+    "such",
+    "than",
+    "that",
+    "the",
+    "their",
+    "theirs",
+    "them",
+    "themselves",
+    "then",
+    "there",
+    "these",
+    "they",
+    "this",
+    "those",
+    "through",
+    "to",
+    "too",
+    "under",
+    "until",
+    "up",
+    "very",
+    "was",
+    "we",
+    "were",
+    "what",
+    "when",
+    "where",
+    "which",
+    "while",
+    "who",
+    "whom",
+    "why",
+    "will",
+    "with",
+    "you",
+    "your",
+    "yours",
+    "yourself",
+    "yourselves",
 ];
 
 /// Whether a lower-cased word is an English stop word.
@@ -40,9 +153,9 @@ pub fn words(text: &str) -> impl Iterator<Item = (usize, &str)> {
 
 /// Abbreviations after which a period does not end a sentence.
 const ABBREVIATIONS: &[&str] = &[
-    "al", "approx", "cf", "co", "corp", "dept", "dr", "e.g", "eg", "eq", "est", "et", "etc",
-    "fig", "figs", "i.e", "ie", "inc", "jr", "ltd", "mr", "mrs", "ms", "no", "nos", "p", "pp",
-    "prof", "ref", "refs", "sr", "st", "vol", "vs",
+    "al", "approx", "cf", "co", "corp", "dept", "dr", "e.g", "eg", "eq", "est", "et", "etc", "fig",
+    "figs", "i.e", "ie", "inc", "jr", "ltd", "mr", "mrs", "ms", "no", "nos", "p", "pp", "prof",
+    "ref", "refs", "sr", "st", "vol", "vs",
 ];
 
 /// Sentence byte ranges of `text`, trimmed of surrounding whitespace, in order.
@@ -116,10 +229,7 @@ impl Analyzer {
     /// Returns `None` for stop words.
     pub fn term(&self, word: &str) -> Option<String> {
         let lower = word.to_lowercase();
-        let lower = lower
-            .strip_suffix("'s")
-            .or_else(|| lower.strip_suffix("’s"))
-            .unwrap_or(&lower);
+        let lower = lower.strip_suffix("'s").or_else(|| lower.strip_suffix("’s")).unwrap_or(&lower);
         if lower.is_empty() || is_stop_word(lower) {
             return None;
         }
@@ -145,9 +255,10 @@ mod tests {
     #[test]
     fn terms_drop_stop_words_and_stem() {
         let a = Analyzer::new();
-        assert_eq!(a.terms("The cats were running to the Hospital's doors."), [
-            "cat", "run", "hospit", "door"
-        ]);
+        assert_eq!(
+            a.terms("The cats were running to the Hospital's doors."),
+            ["cat", "run", "hospit", "door"]
+        );
     }
 
     #[test]
@@ -155,12 +266,15 @@ mod tests {
         let text = "Vitamin D was studied by J. Smith et al. in 2004. Results, e.g. in Fig. 2, were \
                     mixed.  A third sentence?  Yes!";
         let got: Vec<&str> = sentences(text).into_iter().map(|r| &text[r]).collect();
-        assert_eq!(got, [
-            "Vitamin D was studied by J. Smith et al. in 2004.",
-            "Results, e.g. in Fig. 2, were mixed.",
-            "A third sentence?",
-            "Yes!",
-        ]);
+        assert_eq!(
+            got,
+            [
+                "Vitamin D was studied by J. Smith et al. in 2004.",
+                "Results, e.g. in Fig. 2, were mixed.",
+                "A third sentence?",
+                "Yes!",
+            ]
+        );
     }
 
     #[test]

@@ -184,7 +184,10 @@ impl Bundle {
             .map_err(|e| Error::Decode(e.to_string()))?;
         // A newer writer that still admits this reader (`min_reader`) may append fields.
         if !rest.is_empty() && version <= FORMAT_VERSION {
-            return Err(Error::Decode(format!("{} unexpected bytes after the payload", rest.len())));
+            return Err(Error::Decode(format!(
+                "{} unexpected bytes after the payload",
+                rest.len()
+            )));
         }
         bundle.validate()?;
         Ok(bundle)
@@ -241,7 +244,8 @@ fn encoded_len<T: Serialize>(value: &T) -> usize {
 
 fn validate_graph(graph: &KeywordGraph, chunks: usize) -> Result<()> {
     let keywords = graph.keywords.len();
-    let appearance_ok = |a: &Appearance| (a.keyword as usize) < keywords && (a.chunk as usize) < chunks;
+    let appearance_ok =
+        |a: &Appearance| (a.keyword as usize) < keywords && (a.chunk as usize) < chunks;
     let similarity_ok = |s: &Similarity| (s.a as usize) < keywords && (s.b as usize) < keywords;
     if !graph.appears_in.iter().all(appearance_ok) || !graph.similar.iter().all(similarity_ok) {
         return Err(Error::Decode("keyword graph points to a missing chunk or keyword".into()));

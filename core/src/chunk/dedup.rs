@@ -63,10 +63,7 @@ fn key_indexes(chunks: &[Chunk], keep: &[bool]) -> BTreeMap<usize, KeyIndex> {
         let bytes = chunk.text.as_bytes();
         let key = &bytes[..key_len(bytes.len())];
         if !key.is_empty() {
-            indexes
-                .entry(key.len())
-                .or_insert_with(KeyIndex::new)
-                .insert(hash(key), i);
+            indexes.entry(key.len()).or_insert_with(KeyIndex::new).insert(hash(key), i);
         }
     }
     indexes
@@ -84,10 +81,7 @@ impl KeyIndex {
     const FILTER_BITS: u32 = 20;
 
     fn new() -> Self {
-        Self {
-            filter: vec![0; 1 << (Self::FILTER_BITS - 6)],
-            chunks: HashMap::new(),
-        }
+        Self { filter: vec![0; 1 << (Self::FILTER_BITS - 6)], chunks: HashMap::new() }
     }
 
     /// Word and bit of `hash` in the filter, from its top bits (the best mixed ones).
@@ -123,9 +117,7 @@ fn key_len(len: usize) -> usize {
 }
 
 fn hash(bytes: &[u8]) -> u64 {
-    bytes
-        .iter()
-        .fold(0, |h, &b| h.wrapping_mul(BASE).wrapping_add(u64::from(b)))
+    bytes.iter().fold(0, |h, &b| h.wrapping_mul(BASE).wrapping_add(u64::from(b)))
 }
 
 /// Hashes of every window of `len` bytes, with the window's start, in O(1) per step.
@@ -142,13 +134,7 @@ struct RollingHash<'a> {
 impl<'a> RollingHash<'a> {
     fn new(bytes: &'a [u8], len: usize) -> Self {
         let top = (1..len).fold(1u64, |p, _| p.wrapping_mul(BASE));
-        Self {
-            bytes,
-            len,
-            pos: 0,
-            hash: hash(&bytes[..len.min(bytes.len())]),
-            top,
-        }
+        Self { bytes, len, pos: 0, hash: hash(&bytes[..len.min(bytes.len())]), top }
     }
 }
 
@@ -202,11 +188,8 @@ mod tests {
 
     #[test]
     fn exact_duplicates_across_documents_keep_the_first() {
-        let mut chunks = vec![
-            chunk(0, TESLA),
-            chunk(1, "Something else entirely."),
-            chunk(2, TESLA),
-        ];
+        let mut chunks =
+            vec![chunk(0, TESLA), chunk(1, "Something else entirely."), chunk(2, TESLA)];
         assert_eq!(dedup(&mut chunks), 1);
         assert_eq!(texts(&chunks), [TESLA, "Something else entirely."]);
         assert_eq!(chunks[0].doc, 0);

@@ -81,22 +81,12 @@ pub struct ChunkConfig {
 impl ChunkConfig {
     /// Defaults for sizes in characters.
     pub fn chars() -> Self {
-        Self {
-            target: 800,
-            max: 1200,
-            min: 160,
-            overlap: 0.15,
-        }
+        Self { target: 800, max: 1200, min: 160, overlap: 0.15 }
     }
 
     /// Defaults for sizes in tokens (fits a 256-token embedding window).
     pub fn tokens() -> Self {
-        Self {
-            target: 200,
-            max: 256,
-            min: 40,
-            overlap: 0.15,
-        }
+        Self { target: 200, max: 256, min: 40, overlap: 0.15 }
     }
 
     /// Checks that `0 < min <= target <= max` and `0 <= overlap < 0.5`.
@@ -168,10 +158,7 @@ pub fn chunk_document(
 
 fn to_chunk(doc: &Document, doc_index: u32, seq: usize, units: &[Unit], draft: &Draft) -> Chunk {
     let own = &units[draft.first..draft.end];
-    let opening = own
-        .iter()
-        .find(|u| u.kind != UnitKind::Heading)
-        .or(own.first());
+    let opening = own.iter().find(|u| u.kind != UnitKind::Heading).or(own.first());
     let first = &units[draft.carry];
     let start = first.range.start;
     let end = units[draft.end - 1].range.end;

@@ -37,10 +37,8 @@ pub(super) fn plan(
         } else {
             vec![group.units]
         };
-        let fitted: Vec<Range<usize>> = packed
-            .into_iter()
-            .flat_map(|draft| planner.split_to_max(draft))
-            .collect();
+        let fitted: Vec<Range<usize>> =
+            packed.into_iter().flat_map(|draft| planner.split_to_max(draft)).collect();
         if group.single {
             drafts.extend(planner.add_overlap(&fitted));
         } else {
@@ -88,14 +86,7 @@ impl<'a> Planner<'a> {
             total += gap + unit.size;
             prefix.push(total);
         }
-        Self {
-            text,
-            units,
-            config,
-            sizer,
-            gaps,
-            prefix,
-        }
+        Self { text, units, config, sizer, gaps, prefix }
     }
 
     /// Estimated size of the text spanning `units` (non-empty): the sum of the parts' sizes,
@@ -111,9 +102,7 @@ impl<'a> Planner<'a> {
     }
 
     fn headings_only(&self, units: Range<usize>) -> bool {
-        self.units[units]
-            .iter()
-            .all(|u| u.kind == UnitKind::Heading)
+        self.units[units].iter().all(|u| u.kind == UnitKind::Heading)
     }
 
     /// Maximal runs of units of the same section and page; headings count as part of the
@@ -156,10 +145,7 @@ impl<'a> Planner<'a> {
                     last.units.end = region.end;
                     last.single = false;
                 }
-                _ => groups.push(Group {
-                    units: region,
-                    single: true,
-                }),
+                _ => groups.push(Group { units: region, single: true }),
             }
         }
         groups
@@ -168,9 +154,7 @@ impl<'a> Planner<'a> {
     /// Greedy packing of one region: units accumulate while the chunk stays within `target`,
     /// or within `max` while the chunk is still below `min` or holds only headings.
     fn pack(&self, region: Range<usize>) -> Vec<Range<usize>> {
-        let ChunkConfig {
-            target, max, min, ..
-        } = *self.config;
+        let ChunkConfig { target, max, min, .. } = *self.config;
         let mut drafts = Vec::new();
         let mut start = region.start;
         for next in region.start + 1..region.end {
@@ -246,11 +230,7 @@ impl<'a> Planner<'a> {
             while carry < draft.start && !self.fits_exactly(carry..draft.end) {
                 carry += 1;
             }
-            out.push(Draft {
-                carry,
-                first: draft.start,
-                end: draft.end,
-            });
+            out.push(Draft { carry, first: draft.start, end: draft.end });
         }
         out
     }

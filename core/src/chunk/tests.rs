@@ -14,10 +14,7 @@ const SQUAD: &str = include_str!("../../tests/fixtures/squad-normans-warsaw.txt"
 /// Builds a document from the fixture format: `% ` comments, `# ` headings, paragraph lines.
 fn squad_document() -> Document {
     let mut b = DocumentBuilder::new();
-    for line in SQUAD
-        .lines()
-        .filter(|l| !l.trim().is_empty() && !l.starts_with('%'))
-    {
+    for line in SQUAD.lines().filter(|l| !l.trim().is_empty() && !l.starts_with('%')) {
         match line.strip_prefix("# ") {
             Some(title) => b.heading(1, title, None),
             None => b.block(BlockKind::Paragraph, line, None),
@@ -71,54 +68,31 @@ fn own_start(doc: &Document, prev: Option<&Chunk>, chunk: &Chunk) -> usize {
 fn squad_articles_chunk_by_section_with_sentence_overlap() {
     let doc = squad_document();
     // Wikipedia sentences are long: a larger overlap than the default lets several carry over.
-    let config = ChunkConfig {
-        overlap: 0.3,
-        ..ChunkConfig::chars()
-    };
+    let config = ChunkConfig { overlap: 0.3, ..ChunkConfig::chars() };
     let chunks = chunk_document(&doc, 7, &config, &CharSizer);
     assert!(chunks.len() >= 10, "{} chunks", chunks.len());
     let budget = (0.3 * 800.0) as usize;
     let mut overlaps = 0;
     for (i, chunk) in chunks.iter().enumerate() {
-        assert_eq!(
-            chunk.text,
-            doc.text[chunk.start as usize..chunk.end as usize]
-        );
+        assert_eq!(chunk.text, doc.text[chunk.start as usize..chunk.end as usize]);
         assert_eq!((chunk.doc, chunk.seq), (7, i as u32));
         let size = chars(&chunk.text);
-        assert!(
-            (config.min..=config.max).contains(&size),
-            "chunk {i}: {size} chars"
-        );
+        assert!((config.min..=config.max).contains(&size), "chunk {i}: {size} chars");
         let path = doc.section_path(chunk.section as usize);
         assert!(path == ["Normans"] || path == ["Warsaw"], "{path:?}");
         let ends_sentence = chunk.text.ends_with(['.', '"', ')']);
-        assert!(
-            ends_sentence,
-            "chunk {i} ends mid-sentence: {:?}",
-            &chunk.text
-        );
+        assert!(ends_sentence, "chunk {i} ends mid-sentence: {:?}", &chunk.text);
         let Some(prev) = i.checked_sub(1).map(|p| &chunks[p]) else {
             continue;
         };
         if prev.section != chunk.section {
             assert!(chunk.start >= prev.end, "overlap across sections");
-            assert!(
-                chunk.text.starts_with(&path[0]),
-                "heading opens the section's first chunk"
-            );
+            assert!(chunk.text.starts_with(&path[0]), "heading opens the section's first chunk");
         } else if chunk.start < prev.end {
             overlaps += 1;
             let shared = &doc.text[chunk.start as usize..prev.end as usize];
-            assert!(
-                chars(shared) <= budget,
-                "overlap of {} chars",
-                chars(shared)
-            );
-            assert!(
-                shared.starts_with(char::is_uppercase) && shared.ends_with('.'),
-                "{shared:?}"
-            );
+            assert!(chars(shared) <= budget, "overlap of {} chars", chars(shared));
+            assert!(shared.starts_with(char::is_uppercase) && shared.ends_with('.'), "{shared:?}");
         }
     }
     assert!(overlaps >= 4, "{overlaps} overlaps");
@@ -134,48 +108,28 @@ fn squad_articles_fit_a_token_window() {
         let words = WordSizer.size(&chunk.text);
         assert!((config.min..=config.max).contains(&words), "{words} words");
     }
-    assert_eq!(
-        chunks,
-        chunk_document(&doc, 0, &config, &WordSizer),
-        "deterministic"
-    );
+    assert_eq!(chunks, chunk_document(&doc, 0, &config, &WordSizer), "deterministic");
 }
 
 #[test]
 fn code_and_tables_stay_whole_and_are_never_carried_over() {
     let mut b = DocumentBuilder::new();
     b.heading(1, "Usage", None);
-    b.block(
-        BlockKind::Paragraph,
-        &"Run the tool on a folder of notes. ".repeat(5),
-        None,
-    );
+    b.block(BlockKind::Paragraph, &"Run the tool on a folder of notes. ".repeat(5), None);
     let code = "fn main() {\n    let bundle = build(\"notes/\");\n    bundle.save(\"out.erb\");\n}";
     b.block(BlockKind::Code, code, None);
-    b.block(
-        BlockKind::Paragraph,
-        &"The bundle holds every chunk. ".repeat(6),
-        None,
-    );
+    b.block(BlockKind::Paragraph, &"The bundle holds every chunk. ".repeat(6), None);
     let table = "format | loader\nmarkdown | pulldown-cmark\nhtml | scraper\npdf | pdf-extract";
     b.block(BlockKind::Table, table, None);
     let doc = b.finish();
-    let config = ChunkConfig {
-        target: 150,
-        max: 200,
-        min: 40,
-        overlap: 0.3,
-    };
+    let config = ChunkConfig { target: 150, max: 200, min: 40, overlap: 0.3 };
     let chunks = chunk_document(&doc, 0, &config, &CharSizer);
     assert!(chunks.iter().any(|c| c.text.contains(code)));
     assert!(chunks.iter().any(|c| c.text.contains(table)));
     for pair in chunks.windows(2) {
         if pair[1].start < pair[0].end {
             let shared = &doc.text[pair[1].start as usize..pair[0].end as usize];
-            assert!(
-                !shared.contains("fn main") && !shared.contains(" | "),
-                "{shared:?}"
-            );
+            assert!(!shared.contains("fn main") && !shared.contains(" | "), "{shared:?}");
         }
     }
     assert!(chunks[0].text.starts_with("Usage\n\nRun the tool"));
@@ -184,17 +138,10 @@ fn code_and_tables_stay_whole_and_are_never_carried_over() {
 #[test]
 fn over_long_code_splits_at_line_ends() {
     let mut b = DocumentBuilder::new();
-    let lines: Vec<String> = (0..40)
-        .map(|i| format!("    step_{i}(input, output);"))
-        .collect();
+    let lines: Vec<String> = (0..40).map(|i| format!("    step_{i}(input, output);")).collect();
     b.block(BlockKind::Code, &lines.join("\n"), None);
     let doc = b.finish();
-    let config = ChunkConfig {
-        target: 200,
-        max: 250,
-        min: 50,
-        overlap: 0.15,
-    };
+    let config = ChunkConfig { target: 200, max: 250, min: 50, overlap: 0.15 };
     let chunks = chunk_document(&doc, 0, &config, &CharSizer);
     assert!(chunks.len() >= 5);
     for chunk in &chunks {
@@ -215,12 +162,7 @@ fn pages_are_not_crossed_unless_both_sides_are_small() {
     b.block(BlockKind::Paragraph, "A footnote.", Some(3));
     b.block(BlockKind::Paragraph, "Page four is short too.", Some(4));
     let doc = b.finish();
-    let config = ChunkConfig {
-        target: 400,
-        max: 500,
-        min: 60,
-        overlap: 0.15,
-    };
+    let config = ChunkConfig { target: 400, max: 500, min: 60, overlap: 0.15 };
     let chunks = chunk_document(&doc, 0, &config, &CharSizer);
     let pages: Vec<Option<u32>> = chunks.iter().map(|c| c.page).collect();
     assert_eq!(pages, [Some(1), Some(2), Some(3)]);
@@ -231,41 +173,22 @@ fn pages_are_not_crossed_unless_both_sides_are_small() {
 fn an_over_long_sentence_is_cut_at_word_boundaries() {
     let sentence = format!("{}end.", "antidisestablishment ".repeat(30));
     let mut b = DocumentBuilder::new();
-    b.block(
-        BlockKind::Paragraph,
-        &format!("Short start. {sentence} Short end."),
-        None,
-    );
+    b.block(BlockKind::Paragraph, &format!("Short start. {sentence} Short end."), None);
     let doc = b.finish();
-    let config = ChunkConfig {
-        target: 100,
-        max: 120,
-        min: 20,
-        overlap: 0.2,
-    };
+    let config = ChunkConfig { target: 100, max: 120, min: 20, overlap: 0.2 };
     let chunks = chunk_document(&doc, 0, &config, &CharSizer);
     for chunk in &chunks {
         assert!(chars(&chunk.text) <= 120);
         assert!(!chunk.text.starts_with(' ') && !chunk.text.ends_with(' '));
-        assert!(
-            chunk
-                .text
-                .split_whitespace()
-                .all(|w| "antidisestablishment".contains(w)
-                    || ["Short", "start.", "end.", "Short end."].contains(&w))
-        );
+        assert!(chunk.text.split_whitespace().all(|w| "antidisestablishment".contains(w)
+            || ["Short", "start.", "end.", "Short end."].contains(&w)));
     }
 }
 
 #[test]
 fn non_additive_sizes_still_respect_max() {
     let doc = squad_document();
-    let config = ChunkConfig {
-        target: 300,
-        max: 330,
-        min: 60,
-        overlap: 0.3,
-    };
+    let config = ChunkConfig { target: 300, max: 330, min: 60, overlap: 0.3 };
     let chunks = chunk_document(&doc, 0, &config, &Surcharge);
     for chunk in &chunks {
         assert!(Surcharge.size(&chunk.text) <= config.max);
@@ -319,10 +242,8 @@ fn sentence() -> impl Strategy<Value = String> {
     let end = prop::sample::select(&[".", "?", "!"][..]);
     (length.prop_flat_map(|n| words(n..n + 1)), end).prop_map(|(body, end)| {
         let mut letters = body.chars();
-        let first = letters
-            .next()
-            .map(|c| c.to_uppercase().collect::<String>())
-            .unwrap_or_default();
+        let first =
+            letters.next().map(|c| c.to_uppercase().collect::<String>()).unwrap_or_default();
         format!("{first}{}{end}", letters.as_str())
     })
 }
@@ -361,12 +282,7 @@ fn document() -> impl Strategy<Value = Document> {
 
 fn config() -> impl Strategy<Value = ChunkConfig> {
     (10..80usize, 0..300usize, 0..300usize, 0.0..0.5f32).prop_map(|(min, t, m, overlap)| {
-        ChunkConfig {
-            target: min + t,
-            max: min + t + m,
-            min,
-            overlap,
-        }
+        ChunkConfig { target: min + t, max: min + t + m, min, overlap }
     })
 }
 
@@ -386,11 +302,7 @@ impl<'a> Layout<'a> {
         for block in doc.blocks.iter().rev() {
             let own = (block.section, block.page);
             let heading = block.kind == BlockKind::Heading;
-            keys.push(if heading {
-                next_content.unwrap_or(own)
-            } else {
-                own
-            });
+            keys.push(if heading { next_content.unwrap_or(own) } else { own });
             if !heading {
                 next_content = Some(own);
             }
@@ -398,10 +310,7 @@ impl<'a> Layout<'a> {
         keys.reverse();
         let mut all = Vec::new();
         for block in &doc.blocks {
-            if matches!(
-                block.kind,
-                BlockKind::Paragraph | BlockKind::ListItem | BlockKind::Quote
-            ) {
+            if matches!(block.kind, BlockKind::Paragraph | BlockKind::ListItem | BlockKind::Quote) {
                 for s in sentences(doc.block_text(block)) {
                     let range = block.range.start + s.start..block.range.start + s.end;
                     let long = chars(&doc.text[range.clone()]) > max;
@@ -409,34 +318,19 @@ impl<'a> Layout<'a> {
                 }
             }
         }
-        Self {
-            doc,
-            keys,
-            sentences: all,
-        }
+        Self { doc, keys, sentences: all }
     }
 
     /// Whether a chunk may start or end at `offset`: a block or sentence boundary, or any
     /// point inside an atom (sentence or block) larger than `max`.
     fn boundary_ok(&self, offset: usize, max: usize) -> bool {
-        let at_block = self
-            .doc
-            .blocks
-            .iter()
-            .any(|b| b.range.start == offset || b.range.end == offset);
-        let at_sentence = self
-            .sentences
-            .iter()
-            .any(|(r, _)| r.start == offset || r.end == offset);
-        let in_long_sentence = self
-            .sentences
-            .iter()
-            .any(|(r, long)| *long && r.contains(&offset));
+        let at_block =
+            self.doc.blocks.iter().any(|b| b.range.start == offset || b.range.end == offset);
+        let at_sentence = self.sentences.iter().any(|(r, _)| r.start == offset || r.end == offset);
+        let in_long_sentence = self.sentences.iter().any(|(r, long)| *long && r.contains(&offset));
         let in_long_block = self.doc.blocks.iter().any(|b| {
-            matches!(
-                b.kind,
-                BlockKind::Heading | BlockKind::Code | BlockKind::Table
-            ) && b.range.contains(&offset)
+            matches!(b.kind, BlockKind::Heading | BlockKind::Code | BlockKind::Table)
+                && b.range.contains(&offset)
                 && chars(self.doc.block_text(b)) > max
         });
         at_block || at_sentence || in_long_sentence || in_long_block
@@ -458,13 +352,8 @@ impl<'a> Layout<'a> {
 
     /// Byte range of the region with `key`.
     fn region(&self, key: (usize, Option<u32>)) -> Range<usize> {
-        let blocks: Vec<_> = self
-            .doc
-            .blocks
-            .iter()
-            .zip(&self.keys)
-            .filter(|(_, k)| **k == key)
-            .collect();
+        let blocks: Vec<_> =
+            self.doc.blocks.iter().zip(&self.keys).filter(|(_, k)| **k == key).collect();
         blocks[0].0.range.start..blocks[blocks.len() - 1].0.range.end
     }
 }
@@ -488,11 +377,7 @@ fn check_properties(
         // (4) hard maximum.
         prop_assert!(chars(&chunk.text) <= config.max, "chunk {} over max", i);
         // (3) boundaries.
-        prop_assert!(
-            layout.boundary_ok(start, config.max),
-            "chunk {} starts mid-sentence",
-            i
-        );
+        prop_assert!(layout.boundary_ok(start, config.max), "chunk {} starts mid-sentence", i);
         prop_assert!(
             layout.boundary_ok(end, config.max),
             "chunk {} ends mid-sentence: {:?}",
@@ -505,14 +390,8 @@ fn check_properties(
             prop_assert!(chunk.start > p.start && chunk.end > p.end);
             if chunk.start < p.end {
                 let shared = start..p.end as usize;
-                prop_assert!(
-                    chars(&text[shared.clone()]) <= budget,
-                    "overlap over budget"
-                );
-                let whole = layout
-                    .sentences
-                    .iter()
-                    .any(|(r, long)| r.start == start && !long);
+                prop_assert!(chars(&text[shared.clone()]) <= budget, "overlap over budget");
+                let whole = layout.sentences.iter().any(|(r, long)| r.start == start && !long);
                 prop_assert!(whole, "overlap does not start a sentence");
                 prop_assert_eq!(layout.keys_in(shared).len(), 1);
             }
@@ -536,22 +415,14 @@ fn check_properties(
                 prev.filter(|p| layout.keys_in(p.start as usize..p.end as usize) == keys)
             {
                 let merged = own_start(doc, i.checked_sub(2).map(|q| &chunks[q]), p)..end;
-                prop_assert!(
-                    chars(&text[merged]) > config.max,
-                    "chunk {} could merge back",
-                    i
-                );
+                prop_assert!(chars(&text[merged]) > config.max, "chunk {} could merge back", i);
             }
             if let Some(n) = chunks
                 .get(i + 1)
                 .filter(|n| layout.keys_in(n.start as usize..n.end as usize) == keys)
             {
                 let merged = own.start..n.end as usize;
-                prop_assert!(
-                    chars(&text[merged]) > config.max,
-                    "chunk {} could merge forward",
-                    i
-                );
+                prop_assert!(chars(&text[merged]) > config.max, "chunk {} could merge forward", i);
             }
         }
     }

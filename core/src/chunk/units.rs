@@ -47,13 +47,7 @@ pub(super) fn document_units(doc: &Document, max: usize, sizer: &dyn Sizer) -> V
     let mut units = Vec::new();
     for block in &doc.blocks {
         let mut push = |kind, range: Range<usize>, size| {
-            units.push(Unit {
-                kind,
-                range,
-                size,
-                section: block.section,
-                page: block.page,
-            });
+            units.push(Unit { kind, range, size, section: block.section, page: block.page });
         };
         match block.kind {
             BlockKind::Heading => {
@@ -95,11 +89,7 @@ fn fit(
     cuts: &[Cut],
 ) -> Vec<(Range<usize>, usize)> {
     let size = sizer.size(&text[range.clone()]);
-    if size <= max {
-        vec![(range, size)]
-    } else {
-        split(text, range, max, sizer, cuts)
-    }
+    if size <= max { vec![(range, size)] } else { split(text, range, max, sizer, cuts) }
 }
 
 /// Cuts `range` (larger than `max`) into as few consecutive pieces of at most `max` as the
@@ -120,9 +110,8 @@ fn split(
     let mut pieces = Vec::new();
     let mut at = 0;
     while at < segments.len() {
-        let end = largest_fitting(at + 1, segments.len(), |b| {
-            sizer.size(&text[span(at, b)]) <= max
-        });
+        let end =
+            largest_fitting(at + 1, segments.len(), |b| sizer.size(&text[span(at, b)]) <= max);
         let piece = span(at, end);
         let size = sizer.size(&text[piece.clone()]);
         if size <= max {
@@ -169,10 +158,7 @@ fn segments(text: &str, range: Range<usize>, cut: Cut) -> Vec<Range<usize>> {
             }
         }
         Cut::Chars => {
-            out.extend(
-                text.char_indices()
-                    .map(|(i, c)| offset + i..offset + i + c.len_utf8()),
-            );
+            out.extend(text.char_indices().map(|(i, c)| offset + i..offset + i + c.len_utf8()));
         }
     }
     out
@@ -227,19 +213,9 @@ mod tests {
         let got: Vec<&str> = pieces.iter().map(|(r, _)| &text[r.clone()]).collect();
         assert_eq!(
             got,
-            [
-                "alpha beta gamma",
-                "delta epsilon",
-                "zeta eta theta iota",
-                "kappa lambda mu",
-                "xi"
-            ]
+            ["alpha beta gamma", "delta epsilon", "zeta eta theta iota", "kappa lambda mu", "xi"]
         );
-        assert!(
-            pieces
-                .iter()
-                .all(|(r, size)| *size == text[r.clone()].chars().count())
-        );
+        assert!(pieces.iter().all(|(r, size)| *size == text[r.clone()].chars().count()));
     }
 
     #[test]

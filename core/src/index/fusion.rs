@@ -63,10 +63,9 @@ pub fn convex(lists: &[Ranked<'_>], n: usize) -> Vec<Scored> {
     let total: f32 = lists.iter().map(|l| l.weight).sum::<f32>().max(f32::EPSILON);
     let mut scores: HashMap<u32, f32> = HashMap::new();
     for list in lists {
-        let (lo, hi) = list
-            .hits
-            .iter()
-            .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), h| (lo.min(h.score), hi.max(h.score)));
+        let (lo, hi) = list.hits.iter().fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), h| {
+            (lo.min(h.score), hi.max(h.score))
+        });
         let span = hi - lo;
         for hit in list.hits {
             let normalised = if span > 0.0 { (hit.score - lo) / span } else { 1.0 };

@@ -24,10 +24,7 @@ pub(crate) fn top_k(scores: impl IntoIterator<Item = Scored>, k: usize) -> Vec<S
     impl Eq for Entry {}
     impl Ord for Entry {
         fn cmp(&self, other: &Self) -> Ordering {
-            self.0
-                .score
-                .total_cmp(&other.0.score)
-                .then_with(|| other.0.chunk.cmp(&self.0.chunk))
+            self.0.score.total_cmp(&other.0.score).then_with(|| other.0.chunk.cmp(&self.0.chunk))
         }
     }
     impl PartialOrd for Entry {

@@ -19,12 +19,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::{Error, Result};
 
-mod markdown;
-mod text;
 #[cfg(feature = "html")]
 mod html;
+mod markdown;
 #[cfg(feature = "pdf")]
 mod pdf;
+mod text;
 
 /// The formats edgerag reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -214,8 +214,8 @@ pub fn load_as(kind: DocKind, source: &str, bytes: &[u8]) -> Result<Document> {
 }
 
 fn utf8(bytes: &[u8]) -> Result<&str> {
-    let text = std::str::from_utf8(bytes)
-        .map_err(|e| Error::InvalidUtf8 { offset: e.valid_up_to() })?;
+    let text =
+        std::str::from_utf8(bytes).map_err(|e| Error::InvalidUtf8 { offset: e.valid_up_to() })?;
     Ok(text.strip_prefix('\u{feff}').unwrap_or(text))
 }
 
@@ -366,13 +366,16 @@ mod tests {
         b.block(BlockKind::Paragraph, " \n ", None);
         let doc = b.finish();
         let texts: Vec<&str> = doc.blocks.iter().map(|bl| doc.block_text(bl)).collect();
-        assert_eq!(texts, [
-            "Intro line one line two with hyphenation.",
-            "Methods",
-            "Data",
-            "fn main() {\n    run();\n}",
-            "Results",
-        ]);
+        assert_eq!(
+            texts,
+            [
+                "Intro line one line two with hyphenation.",
+                "Methods",
+                "Data",
+                "fn main() {\n    run();\n}",
+                "Results",
+            ]
+        );
         assert_eq!(doc.text, texts.join("\n\n"));
         assert_eq!(doc.section_path(doc.blocks[3].section), ["Methods", "Data"]);
         assert_eq!(doc.section_path(doc.blocks[4].section), ["Results"]);
