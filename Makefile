@@ -1,0 +1,65 @@
+# edgerag — `make demo` runs the demo, `make test` runs every test layer (installing what it needs).
+
+SHELL := bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+
+# Build outputs live outside the clone so every build (and CI on this machine) reuses them.
+export CARGO_TARGET_DIR ?= $(HOME)/.cache/edgerag/target
+CARGO ?= cargo
+EDGERAG := $(CARGO_TARGET_DIR)/release/edgerag
+# Real judged data (../shared/data next to the clone); override to point elsewhere.
+export EDGERAG_DATA ?= $(abspath $(CURDIR)/../shared/data)
+DEMO_BUNDLE := $(CARGO_TARGET_DIR)/demo/demo.bundle
+WASM_PROFILE := wasm-release
+
+.PHONY: help
+help: ## List the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
+
+.PHONY: setup
+setup: ## Install what the build and tests need (idempotent)
+	scripts/setup.sh rust
+
+.PHONY: test
+test: setup lint test-native wasm eval-check ## Run every test layer
+	@echo "make test: all layers passed"
+
+.PHONY: lint
+lint: ## rustfmt and clippy (warnings are errors)
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
+
+.PHONY: test-native
+test-native: ## Unit and integration tests of every crate (native)
+	$(CARGO) test --workspace --locked
+
+.PHONY: wasm
+wasm: ## Build edgerag-core and the wasm crate for wasm32 (+simd128)
+	scripts/wasm.sh --locked --profile $(WASM_PROFILE) -p edgerag-core -p edgerag-wasm
+
+.PHONY: cli
+cli: ## Build the edgerag CLI (release)
+	$(CARGO) build --release --locked -p edgerag-cli
+
+.PHONY: eval-check
+eval-check: cli ## SciFact BM25 must reach nDCG@10 >= 0.64 (skipped without ../shared/data)
+	scripts/eval-check.sh $(EDGERAG) "$(EDGERAG_DATA)"
+
+.PHONY: eval
+eval: cli ## Print SciFact (train) retrieval scores for every mode
+	@for mode in bm25 graph hybrid; do $(EDGERAG) eval beir "$(EDGERAG_DATA)/scifact" --split train --mode $$mode; done
+
+.PHONY: demo
+demo: cli ## Build the demo bundle from demo/corpus and run a few searches
+	@mkdir -p $(dir $(DEMO_BUNDLE))
+	$(EDGERAG) build demo/corpus -o $(DEMO_BUNDLE) --name demo
+	$(EDGERAG) inspect $(DEMO_BUNDLE)
+	@while IFS= read -r query; do \
+	  echo; echo "── edgerag search demo.bundle \"$$query\" -k 3 ──"; \
+	  $(EDGERAG) search $(DEMO_BUNDLE) "$$query" -k 3; \
+	done < demo/queries.txt
+
+.PHONY: fmt
+fmt: ## Format the code
+	$(CARGO) fmt --all

@@ -1,0 +1,90 @@
+//! Bundle format: round trip, header checks, corruption, truncation, the stored fixture.
+
+use edgerag_core::bundle::{FORMAT_VERSION, HEADER_LEN, MAGIC};
+use edgerag_core::{Bundle, Error};
+
+use crate::common;
+
+#[test]
+fn round_trip_preserves_everything() {
+    let bundle = common::bundle();
+    let bytes = bundle.to_bytes().unwrap();
+    assert_eq!(&bytes[..8], &MAGIC);
+    let decoded = Bundle::from_bytes(&bytes).unwrap();
+    assert_eq!(decoded, bundle);
+    assert_eq!(decoded.manifest.format_version, FORMAT_VERSION);
+    assert_eq!(decoded.manifest.counts.chunks as usize, decoded.chunks.len());
+    assert!(decoded.manifest.counts.keywords > 0);
+    // Encoding is deterministic: the same build gives the same bytes.
+    assert_eq!(common::bundle().to_bytes().unwrap(), bytes);
+}
+
+#[test]
+fn every_truncation_is_a_typed_error() {
+    let bytes = common::bundle().to_bytes().unwrap();
+    for len in 0..bytes.len() {
+        match Bundle::from_bytes(&bytes[..len]) {
+            Err(Error::Truncated { found, .. }) => assert_eq!(found, len as u64),
+            Err(Error::NotABundle) => assert_eq!(len, 0),
+            other => panic!("truncated to {len} bytes: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn corruption_is_detected() {
+    let bytes = common::bundle().to_bytes().unwrap();
+    for at in [HEADER_LEN, HEADER_LEN + 1, bytes.len() / 2, bytes.len() - 1] {
+        let mut flipped = bytes.clone();
+        flipped[at] ^= 0x40;
+        assert!(matches!(Bundle::from_bytes(&flipped), Err(Error::Corrupted)), "flip at {at}");
+    }
+    let mut longer = bytes.clone();
+    longer.push(0);
+    assert!(matches!(Bundle::from_bytes(&longer), Err(Error::Corrupted)));
+    let mut magic = bytes.clone();
+    magic[0] = b'X';
+    assert!(matches!(Bundle::from_bytes(&magic), Err(Error::NotABundle)));
+}
+
+#[test]
+fn versions_outside_the_readable_range_are_refused() {
+    let bytes = common::bundle().to_bytes().unwrap();
+    let mut too_new = bytes.clone();
+    too_new[10..12].copy_from_slice(&(FORMAT_VERSION + 1).to_le_bytes());
+    let err = Bundle::from_bytes(&too_new).unwrap_err();
+    assert!(matches!(err, Error::TooNew { found, .. } if found == FORMAT_VERSION + 1));
+    assert!(err.to_string().contains("newer edgerag"), "{err}");
+    let mut too_old = bytes;
+    too_old[8..10].copy_from_slice(&0u16.to_le_bytes());
+    assert!(matches!(Bundle::from_bytes(&too_old), Err(Error::TooOld { found: 0, .. })));
+}
+
+#[test]
+fn random_bytes_never_panic() {
+    // xorshift: deterministic pseudo-random inputs, with and without a valid header.
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let valid = common::bundle().to_bytes().unwrap();
+    for round in 0..2000 {
+        let len = (next() % 512) as usize;
+        let mut bytes: Vec<u8> = (0..len).map(|_| next() as u8).collect();
+        if round % 2 == 0 && bytes.len() >= HEADER_LEN {
+            bytes[..HEADER_LEN].copy_from_slice(&valid[..HEADER_LEN]);
+        }
+        assert!(Bundle::from_bytes(&bytes).is_err());
+    }
+}
+
+#[test]
+fn payload_with_a_valid_checksum_but_bad_indices_is_refused() {
+    let mut bundle = common::bundle();
+    bundle.chunks[0].doc = 999;
+    let bytes = bundle.to_bytes().unwrap();
+    assert!(matches!(Bundle::from_bytes(&bytes), Err(Error::Decode(_))));
+}

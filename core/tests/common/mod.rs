@@ -1,0 +1,29 @@
+//! Shared helpers: real fixtures and bundles built from them.
+
+use edgerag_core::{BuildOptions, Bundle, BundleBuilder, Document, load};
+
+/// Reads a file from `core/tests/fixtures/`.
+pub fn fixture(name: &str) -> Vec<u8> {
+    let path = format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// The fixture documents (real text: Wikipedia articles via SQuAD, a freedesktop.org spec PDF).
+pub fn documents() -> Vec<Document> {
+    FIXTURE_DOCUMENTS.iter().map(|name| load(name, &fixture(name)).expect(name)).collect()
+}
+
+/// The fixture documents the pipeline tests index.
+pub const FIXTURE_DOCUMENTS: &[&str] = &[
+    "squad-normans-warsaw.txt",
+];
+
+/// A bundle of the fixture documents, built with default options and a fixed creation time.
+pub fn bundle() -> Bundle {
+    let options = BuildOptions { corpus: "fixtures".into(), created: 1_700_000_000, ..Default::default() };
+    let mut builder = BundleBuilder::new(options).expect("options");
+    for doc in documents() {
+        builder.add(doc);
+    }
+    builder.finish(&mut |_| {}).expect("build")
+}
