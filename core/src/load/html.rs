@@ -29,7 +29,6 @@ const BLOCKS: &[&str] = &[
     "address",
     "article",
     "body",
-    "caption",
     "center",
     "dd",
     "details",
@@ -57,7 +56,8 @@ pub(super) fn load(bytes: &[u8]) -> Result<Document> {
         b: DocumentBuilder::new(),
         buf: String::new(),
     };
-    if let Some(title) = first_element(html.root_element(), "title") {
+    let head = first_element(html.root_element(), "head");
+    if let Some(title) = head.and_then(|head| first_element(head, "title")) {
         walker.b.title(&visible_text(title));
     }
     if let Some(h1) = first_element(html.root_element(), "h1") {

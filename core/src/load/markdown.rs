@@ -15,7 +15,7 @@ pub(super) fn load(text: &str) -> Result<Document> {
         | Options::ENABLE_STRIKETHROUGH
         | Options::ENABLE_YAML_STYLE_METADATA_BLOCKS
         | Options::ENABLE_PLUSES_DELIMITED_METADATA_BLOCKS;
-    let mut loader = Loader::default();
+    let mut loader = Loader::new();
     for event in Parser::new_ext(text, options) {
         loader.event(event);
     }
@@ -31,10 +31,8 @@ enum Container {
 }
 
 /// What the text being collected belongs to, when it is not prose.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Raw {
-    #[default]
-    None,
     Code,
     Html,
     FrontMatter(MetadataBlockKind),
@@ -48,27 +46,26 @@ struct Loader {
     containers: Vec<Container>,
     /// Text of the block being collected.
     buf: String,
-    raw: Raw,
+    /// Set while inside a code block, HTML block or front matter.
+    raw: Option<Raw>,
     /// Finished rows of the table being collected.
     rows: Vec<String>,
     /// Finished cells of the table row being collected.
     cells: Vec<String>,
 }
 
-impl Default for Loader {
-    fn default() -> Self {
+impl Loader {
+    fn new() -> Self {
         Self {
             b: DocumentBuilder::new(),
             containers: Vec::new(),
             buf: String::new(),
-            raw: Raw::None,
+            raw: None,
             rows: Vec::new(),
             cells: Vec::new(),
         }
     }
-}
 
-impl Loader {
     fn event(&mut self, event: Event<'_>) {
         match event {
             Event::Start(tag) => self.start(tag),
@@ -137,20 +134,20 @@ impl Loader {
 
     fn start_raw(&mut self, raw: Raw) {
         self.flush();
-        self.raw = raw;
+        self.raw = Some(raw);
     }
 
     fn end_raw(&mut self) {
         let text = std::mem::take(&mut self.buf);
-        match std::mem::take(&mut self.raw) {
-            Raw::Code => self.b.block(BlockKind::Code, &text, None),
-            Raw::Html => self.b.block(self.prose_kind(), &strip_tags(&text), None),
-            Raw::FrontMatter(kind) => {
+        match self.raw.take() {
+            Some(Raw::Code) => self.b.block(BlockKind::Code, &text, None),
+            Some(Raw::Html) => self.b.block(self.prose_kind(), &strip_tags(&text), None),
+            Some(Raw::FrontMatter(kind)) => {
                 if let Some(title) = front_matter_title(&text, kind) {
                     self.b.title(title);
                 }
             }
-            Raw::None => {}
+            None => {}
         }
     }
 
@@ -172,8 +169,17 @@ impl Loader {
     }
 }
 
-/// The text of an HTML block without its tags and comments (`<b>Note</b>` gives `Note`).
+/// The text of an HTML block without its tags and comments (`<b>Note</b>` gives `Note`);
+/// nothing for a `<script>` or `<style>` block.
 fn strip_tags(html: &str) -> String {
+    let start = html
+        .trim_start()
+        .get(..7)
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    if start.starts_with("<script") || start.starts_with("<style") {
+        return String::new();
+    }
     let mut text = String::with_capacity(html.len());
     let mut rest = html;
     while let Some(open) = rest.find('<') {
@@ -276,6 +282,7 @@ mod tests {
     #[test]
     fn html_images_and_loose_items() {
         let md = "<div align=\"center\"><b>Banner</b></div>\n\n<!-- hidden -->\n\n\
+                  <script>let x = 1;</script>\n\n<style>p { color: red }</style>\n\n\
                   ![a diagram](d.png) and <kbd>Ctrl</kbd>\n\n\
                   1. first para\n\n   second para\n2. next\n";
         let doc = load(md).expect("loads");
