@@ -119,6 +119,16 @@ fn line_shape(line: &str) -> String {
     super::collapse_whitespace(&shape)
 }
 
+/// The non-blank lines of a page, each with whether it is one of the page's first or last
+/// [`EDGE_LINES`], where headers, footers and page numbers sit.
+fn lines_with_edges(page: &str) -> impl Iterator<Item = (&str, bool)> {
+    let count = page.lines().filter(|l| !l.trim().is_empty()).count();
+    let lines = page.lines().map(str::trim).filter(|l| !l.is_empty());
+    lines
+        .enumerate()
+        .map(move |(i, line)| (line, i < EDGE_LINES || i + EDGE_LINES >= count))
+}
+
 /// Shapes of the lines that run along the top or bottom of at least half of the pages.
 fn running_lines(pages: &[String]) -> HashSet<String> {
     if pages.len() < MIN_PAGES_FOR_RUNNING_LINES {
@@ -126,11 +136,9 @@ fn running_lines(pages: &[String]) -> HashSet<String> {
     }
     let mut pages_with: HashMap<String, usize> = HashMap::new();
     for page in pages {
-        let lines: Vec<&str> = page.lines().filter(|l| !l.trim().is_empty()).collect();
-        let head = lines.iter().take(EDGE_LINES);
-        let tail = lines.iter().rev().take(EDGE_LINES);
-        let edges: HashSet<String> = head.chain(tail).map(|l| line_shape(l)).collect();
-        for shape in edges {
+        let edges = lines_with_edges(page).filter(|&(_, edge)| edge);
+        let shapes: HashSet<String> = edges.map(|(line, _)| line_shape(line)).collect();
+        for shape in shapes {
             *pages_with.entry(shape).or_default() += 1;
         }
     }
@@ -162,16 +170,18 @@ fn is_page_number(line: &str) -> bool {
     }
 }
 
-/// The page's paragraphs (blank-line separated), without running lines and page numbers.
+/// The page's paragraphs (blank-line separated), without the running lines and page numbers
+/// at its edges.
 fn paragraphs(page: &str, running: &HashSet<String>) -> Vec<String> {
+    let furniture = |line: &str| is_page_number(line) || running.contains(&line_shape(line));
+    let mut edges = lines_with_edges(page).map(|(_, edge)| edge);
     let mut out = Vec::new();
     let mut current = String::new();
-    for line in page.lines() {
-        let trimmed = line.trim();
-        if trimmed.is_empty() {
+    for line in page.lines().map(str::trim) {
+        if line.is_empty() {
             out.push(std::mem::take(&mut current));
-        } else if !is_page_number(trimmed) && !running.contains(&line_shape(trimmed)) {
-            current.push_str(trimmed);
+        } else if !(edges.next().unwrap_or(false) && furniture(line)) {
+            current.push_str(line);
             current.push('\n');
         }
     }
@@ -256,6 +266,11 @@ mod tests {
         assert!(running.contains(&line_shape("Page 3 of 4")));
         assert_eq!(paragraphs(&pages[1], &running), ["Beta text\nends Beta.\n"]);
         assert!(running_lines(&pages[..2]).is_empty());
+        let middle = "Report 2024\n\nIntro.\nReport 2024\n42\nmore.\n\nPage 2 of 4\n";
+        assert_eq!(
+            paragraphs(middle, &running),
+            ["Intro.\nReport 2024\n42\nmore.\n"]
+        );
         for line in ["12", "- 12 -", "Page 3", "3 of 10", "xii"] {
             assert!(is_page_number(line), "{line}");
         }
