@@ -198,7 +198,7 @@ impl BundleBuilder {
 }
 
 fn report(progress: &mut dyn FnMut(Progress), stage: Stage, done: usize, total: usize) {
-    if done % PROGRESS_EVERY == 0 || done == total {
+    if done.is_multiple_of(PROGRESS_EVERY) || done == total {
         progress(Progress { stage, done, total });
     }
 }

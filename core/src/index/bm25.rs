@@ -36,7 +36,8 @@ impl Bm25Params {
     /// # Errors
     /// [`Error::Config`] naming the bad value.
     pub fn validate(&self) -> Result<()> {
-        if !(self.k1 >= 0.0 && self.k1.is_finite()) || !(0.0..=1.0).contains(&self.b) {
+        let k1_ok = self.k1 >= 0.0 && self.k1.is_finite();
+        if !k1_ok || !(0.0..=1.0).contains(&self.b) {
             return Err(Error::Config(format!(
                 "BM25 needs k1 >= 0 and 0 <= b <= 1 (got k1 {}, b {})",
                 self.k1, self.b

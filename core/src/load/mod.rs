@@ -260,6 +260,7 @@ impl DocumentBuilder {
     }
 
     /// Records the page count (PDF).
+    #[cfg_attr(not(feature = "pdf"), expect(dead_code))]
     pub(crate) fn pages(&mut self, pages: u32) {
         self.doc.pages = pages;
     }

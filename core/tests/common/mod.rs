@@ -15,7 +15,9 @@ pub fn documents() -> Vec<Document> {
 
 /// The fixture documents the pipeline tests index.
 pub const FIXTURE_DOCUMENTS: &[&str] = &[
-    "squad-normans-warsaw.txt",
+    "normans.md",
+    "computational-complexity.html",
+    "shared-mime-info-spec.pdf",
 ];
 
 /// A bundle of the fixture documents, built with default options and a fixed creation time.

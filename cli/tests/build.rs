@@ -1,0 +1,81 @@
+//! `edgerag build` and `edgerag inspect`.
+
+use crate::cli::{self, edgerag, json, one_error_line, path};
+
+#[test]
+fn build_reports_counts_and_inspect_agrees() {
+    let dir = tempfile::tempdir().unwrap();
+    let bundle = dir.path().join("demo.bundle");
+    let corpus = cli::demo_corpus();
+    let built = json(&["build", path(&corpus), "-o", path(&bundle), "--json"]);
+    assert_eq!(built["documents"], 6, "{built}");
+    assert!(built["chunks"].as_u64().unwrap() > 50, "{built}");
+    for key in ["keywords", "edges"] {
+        assert!(built[key].as_u64().unwrap() > 0, "{key}: {built}");
+    }
+    assert_eq!(built["bytes"].as_u64().unwrap(), std::fs::metadata(&bundle).unwrap().len());
+    assert_eq!(built["failed"], serde_json::json!([]));
+    assert_eq!(built["skipped"], 1, "SOURCES.md is read, README-like files are not: {built}");
+
+    let inspected = json(&["inspect", path(&bundle), "--json"]);
+    assert_eq!(inspected["manifest"]["counts"]["chunks"], built["chunks"]);
+    assert_eq!(inspected["manifest"]["corpus"], "demo");
+    assert_eq!(inspected["documents"].as_array().unwrap().len(), 6);
+    let pdf = inspected["documents"].as_array().unwrap().iter().find(|d| d["kind"] == "Pdf");
+    assert_eq!(pdf.unwrap()["pages"], 17);
+}
+
+#[test]
+fn bad_files_are_reported_and_skipped_unless_strict() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = cli::demo_corpus().join("normans.md");
+    let empty = dir.path().join("empty.txt");
+    std::fs::write(&empty, "").unwrap();
+    let broken = dir.path().join("broken.pdf");
+    std::fs::write(&broken, b"%PDF-1.5\n1 0 obj\n<< /Type /Catalog").unwrap();
+    let latin1 = dir.path().join("latin1.md");
+    std::fs::write(&latin1, b"caf\xe9").unwrap();
+    let bundle = dir.path().join("out.bundle");
+    let args = ["build", path(&good), path(&empty), path(&broken), path(&latin1), "-o", path(&bundle)];
+
+    let mut lenient = args.to_vec();
+    lenient.push("--json");
+    let built = json(&lenient);
+    assert_eq!(built["documents"], 1);
+    let failed = built["failed"].as_array().unwrap();
+    assert_eq!(failed.len(), 3, "{built}");
+    assert!(failed[0]["error"].as_str().unwrap().contains("empty"), "{built}");
+    assert!(failed[1]["error"].as_str().unwrap().contains("PDF"), "{built}");
+    assert!(failed[2]["error"].as_str().unwrap().contains("UTF-8"), "{built}");
+
+    std::fs::remove_file(&bundle).unwrap();
+    let mut strict = args.to_vec();
+    strict.push("--strict");
+    let line = one_error_line(&edgerag(&strict));
+    assert!(line.contains("empty.txt") && line.contains("empty"), "{line}");
+    assert!(!bundle.exists(), "a failed build must not leave a bundle behind");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 4, "no temporary files left");
+}
+
+#[test]
+fn unreadable_inputs_and_outputs_fail_with_one_clear_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing.md");
+    let out = edgerag(&["build", path(&missing), "-o", path(&dir.path().join("x.bundle"))]);
+    assert!(one_error_line(&out).contains("missing.md"));
+
+    let not_bundle = cli::demo_corpus().join("normans.md");
+    let line = one_error_line(&edgerag(&["inspect", path(&not_bundle)]));
+    assert!(line.contains("normans.md") && line.contains("not an edgerag bundle"), "{line}");
+
+    let bundle = cli::demo_bundle(dir.path());
+    let truncated = dir.path().join("truncated.bundle");
+    let bytes = std::fs::read(&bundle).unwrap();
+    std::fs::write(&truncated, &bytes[..bytes.len() / 2]).unwrap();
+    let line = one_error_line(&edgerag(&["search", path(&truncated), "normans"]));
+    assert!(line.contains("truncated.bundle") && line.contains("truncated"), "{line}");
+
+    let no_dir = dir.path().join("no/such/dir/out.bundle");
+    let line = one_error_line(&edgerag(&["build", path(&cli::demo_corpus()), "-o", path(&no_dir)]));
+    assert!(line.contains("out.bundle"), "{line}");
+}
