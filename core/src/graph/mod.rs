@@ -3,11 +3,10 @@
 //!
 //! [`KeywordGraph::build`] merges the chunks' keywords by key into nodes and links lexically
 //! similar keywords: the Dice coefficient of their key words (`2·|A∩B| / (|A|+|B|)`), found
-//! through an index from key word to keywords, never by comparing all pairs (see
-//! [`similar`](self)). [`GraphIndex`] loads the stored lists into a petgraph graph for
-//! [`GraphIndex::search`], which matches the query to keywords, scores chunks by the IDF of
-//! the keywords they contain and expands from the best chunks breadth-first (see
-//! [`search`](self)).
+//! through an index from key word to keywords, never by comparing all pairs. [`GraphIndex`]
+//! loads the stored lists into a petgraph graph for [`GraphIndex::search`], which matches the
+//! query to keywords, scores chunks by the IDF of the keywords they contain and expands from
+//! the best chunks breadth-first.
 
 mod search;
 mod similar;

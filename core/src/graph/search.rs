@@ -31,7 +31,8 @@ const PREFIX: usize = 5;
 /// Relative worth of a prefix match of a word against an exact word match.
 const PREFIX_WORTH: f32 = 0.6;
 
-/// Query words contained in more keywords than this are not matched loosely.
+/// Most keywords matched loosely through one query word; a word contained in more keywords
+/// than this is too common to match loosely.
 const MAX_LOOSE: usize = 256;
 
 /// Most chunks followed from one keyword during expansion (the ones it weighs most in).
@@ -130,25 +131,24 @@ impl GraphIndex {
         matches
     }
 
-    /// Keywords containing `word` (worth 1) or a word sharing a long prefix with it (worth
-    /// [`PREFIX_WORTH`]); words in too many keywords are skipped.
+    /// Keywords containing `word` (worth 1), then keywords with a word sharing a long prefix
+    /// with it (worth [`PREFIX_WORTH`]); at most [`MAX_LOOSE`], and none through a word in
+    /// more keywords than that.
     fn loose_matches(&self, word: &str) -> Vec<(u32, f32)> {
+        let mut found: Vec<(u32, f32)> = self.postings(word).iter().map(|&k| (k, 1.0)).collect();
         let prefix: String = word.chars().take(PREFIX).collect();
-        if prefix.chars().count() < PREFIX {
-            return self.postings(word).iter().map(|&k| (k, 1.0)).collect();
+        if prefix.chars().count() == PREFIX {
+            let start = self
+                .words
+                .partition_point(|(w, _)| w.as_str() < prefix.as_str());
+            let similar = self.words[start..]
+                .iter()
+                .take_while(|(w, _)| w.starts_with(&prefix))
+                .filter(|(w, ids)| w != word && ids.len() <= MAX_LOOSE)
+                .flat_map(|(_, ids)| ids.iter().map(|&k| (k, PREFIX_WORTH)));
+            found.extend(similar.take(MAX_LOOSE.saturating_sub(found.len())));
         }
-        let start = self
-            .words
-            .partition_point(|(w, _)| w.as_str() < prefix.as_str());
-        self.words[start..]
-            .iter()
-            .take_while(|(w, _)| w.starts_with(&prefix))
-            .filter(|(_, ids)| ids.len() <= MAX_LOOSE)
-            .flat_map(|(w, ids)| {
-                let worth = if w == word { 1.0 } else { PREFIX_WORTH };
-                ids.iter().map(move |&k| (k, worth))
-            })
-            .collect()
+        found
     }
 
     /// The keywords containing exactly `word` (none when it is in too many).
@@ -185,19 +185,23 @@ impl GraphIndex {
                 entry.1.push(keyword);
             }
         }
-        let mut best_loose: HashMap<(u32, u32), f32> = HashMap::new();
-        for m in &matches.loose {
-            for (chunk, weight) in self.chunks_of(m.keyword) {
-                let best = best_loose.entry((chunk, m.query_word)).or_default();
-                *best = best.max(idf(m.keyword) * weight * m.quality);
-                let entry = scores.entry(chunk).or_default();
-                if !entry.1.contains(&m.keyword) {
-                    entry.1.push(m.keyword);
+        // Matches come grouped by query word, in query order; each word adds its best term
+        // once per chunk, so the additions to a chunk happen in a reproducible order.
+        for group in matches.loose.chunk_by(|x, y| x.query_word == y.query_word) {
+            let mut best: HashMap<u32, f32> = HashMap::new();
+            for m in group {
+                for (chunk, weight) in self.chunks_of(m.keyword) {
+                    let score = best.entry(chunk).or_default();
+                    *score = score.max(idf(m.keyword) * weight * m.quality);
+                    let entry = scores.entry(chunk).or_default();
+                    if !entry.1.contains(&m.keyword) {
+                        entry.1.push(m.keyword);
+                    }
                 }
             }
-        }
-        for ((chunk, _), score) in best_loose {
-            scores.entry(chunk).or_default().0 += score;
+            for (chunk, score) in best {
+                scores.entry(chunk).or_default().0 += score;
+            }
         }
         scores
     }

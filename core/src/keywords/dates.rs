@@ -138,7 +138,7 @@ fn year_after(token: &Token<'_>, gaps: &[&str]) -> Option<u32> {
 
 /// Whether `day` exists in `month` of `year`.
 fn valid_day(year: u32, month: u32, day: u32) -> bool {
-    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+    let leap = year.is_multiple_of(4) && (!year.is_multiple_of(100) || year.is_multiple_of(400));
     let days = match month {
         2 if leap => 29,
         2 => 28,

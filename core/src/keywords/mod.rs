@@ -3,13 +3,14 @@
 //! Everything runs on the chunk's own text (no model, no corpus statistics), so it works the
 //! same natively and in wasm:
 //!
-//! - **Names** ([`names`](self)): runs of capitalised words with connectors ("University of
-//!   Warsaw"), not a lone sentence-initial word.
+//! - **Names**: runs of capitalised words with connectors ("University of Warsaw"), not a
+//!   lone sentence-initial word.
 //! - **Acronyms**: `NASA`, `IL-6`, `COVID-19`, `mRNA`.
 //! - **Phrases**: n-grams of up to [`KeywordConfig::max_words`] words inside one sentence, with
 //!   no punctuation inside, not starting or ending with a stop word (inside only "of", "of
 //!   the"), not cutting through a name, scored with YAKE.
-//! - **Dates** and **numbers**, normalised (`2016-02-07`, `12345`).
+//! - **Dates** and **numbers**, normalised (`2016-02-07`, `12345`); numbers are kept from 10
+//!   up (at least two significant digits), `1,234.5` → `1234.5`.
 //!
 //! Names, acronyms and phrases share the YAKE score `S`, converted to a weight
 //! `1 / (1 + log10(S / S_best) / 2)` relative to the chunk's best candidate.
@@ -21,7 +22,8 @@
 //! letter other than "a" and "i" is kept as a word ("vitamin D" → `vitamin d`), although the
 //! stop-word list contains some letters. When one kept key is a contiguous word sequence of
 //! another with an equal or better weight, the contained one is dropped ("vitamin d" goes when
-//! "vitamin d deficiency" scores better; both stay otherwise).
+//! "vitamin d deficiency" scores better; both stay otherwise), except that a phrase never
+//! removes a name or an acronym.
 
 mod dates;
 mod names;

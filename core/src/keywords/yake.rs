@@ -10,7 +10,7 @@
 //! `S(kw) = ∏ S(w) / (TF(kw) · (1 + Σ S(w)))` over its non-stop words; lower is better.
 //! Stop words inside a candidate are ignored (the paper's bigram-probability term is left out).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::tokens::{Casing, Token, casing, is_acronym};
 
@@ -70,11 +70,12 @@ pub(crate) fn weight(score: f32, best: f32) -> f32 {
     }
 }
 
+/// Counts per word key, in key order (so sums over them are reproducible).
 fn count_words<'a>(
     tokens: &[Token<'a>],
     keys: &'a [Option<String>],
-) -> HashMap<&'a str, WordCounts<'a>> {
-    let mut counts: HashMap<&str, WordCounts<'_>> = HashMap::new();
+) -> BTreeMap<&'a str, WordCounts<'a>> {
+    let mut counts: BTreeMap<&str, WordCounts<'_>> = BTreeMap::new();
     for (i, (token, key)) in tokens.iter().zip(keys).enumerate() {
         let Some(key) = key else { continue };
         let c = counts.entry(key.as_str()).or_default();
