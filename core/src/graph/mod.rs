@@ -1,0 +1,674 @@
+//! The keyword knowledge graph: Document, Chunk and Keyword nodes; APPEARS_IN, NEXT,
+//! PART_OF and SIMILAR_TO edges; and graph retrieval over it.
+//!
+//! [`KeywordGraph::build`] merges the chunks' keywords by key into nodes and links lexically
+//! similar keywords: the Dice coefficient of their key words (`2·|A∩B| / (|A|+|B|)`), found
+//! through an index from key word to keywords, never by comparing all pairs. [`GraphIndex`]
+//! loads the stored lists into a petgraph graph for [`GraphIndex::search`], which matches the
+//! query to keywords, scores chunks by the IDF of the keywords they contain and expands from
+//! the best chunks breadth-first.
+
+mod search;
+mod similar;
+
+use std::collections::{BTreeMap, HashMap};
+
+use petgraph::Direction;
+use petgraph::graph::{Graph, NodeIndex};
+use petgraph::visit::EdgeRef;
+use serde::{Deserialize, Serialize};
+
+pub use self::search::GraphHit;
+use crate::chunk::Chunk;
+use crate::keywords::{Keyword, KeywordKind};
+
+/// A keyword node as stored in a bundle.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KeywordNode {
+    /// Matching form (see [`Keyword::key`]).
+    pub key: String,
+    /// Display form.
+    pub display: String,
+    /// What the keyword is.
+    pub kind: KeywordKind,
+    /// Number of chunks the keyword appears in.
+    pub chunks: u32,
+}
+
+/// APPEARS_IN: keyword → chunk, with the keyword's weight in that chunk.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Appearance {
+    /// Keyword index.
+    pub keyword: u32,
+    /// Chunk index.
+    pub chunk: u32,
+    /// Weight of the keyword in the chunk, in `(0, 1]`.
+    pub weight: f32,
+}
+
+/// SIMILAR_TO: an undirected keyword ↔ keyword edge with a similarity in `(0, 1]`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Similarity {
+    /// One keyword index (the smaller).
+    pub a: u32,
+    /// The other keyword index.
+    pub b: u32,
+    /// Similarity score.
+    pub score: f32,
+}
+
+/// Graph build settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GraphConfig {
+    /// Minimum lexical similarity for a SIMILAR_TO edge.
+    pub similar_threshold: f32,
+    /// Most SIMILAR_TO edges kept per keyword, best first.
+    pub max_similar: usize,
+}
+
+impl Default for GraphConfig {
+    fn default() -> Self {
+        Self {
+            similar_threshold: 0.5,
+            max_similar: 5,
+        }
+    }
+}
+
+/// The graph as stored in a bundle: plain lists, independent of petgraph's own layout.
+/// NEXT and PART_OF edges are implied by the chunks' `doc` and `seq` and rebuilt on load.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct KeywordGraph {
+    /// Keyword nodes, sorted by key.
+    pub keywords: Vec<KeywordNode>,
+    /// APPEARS_IN edges, sorted by (keyword, chunk).
+    pub appears_in: Vec<Appearance>,
+    /// SIMILAR_TO edges, sorted by (a, b), `a < b`.
+    pub similar: Vec<Similarity>,
+}
+
+impl KeywordGraph {
+    /// Builds the stored graph from each chunk's keywords (`per_chunk[i]` belongs to chunk `i`).
+    ///
+    /// A keyword node takes the display form and kind of the key's first occurrence; a name,
+    /// acronym, date or number seen later replaces a phrase (the more specific reading wins).
+    /// A key listed twice in one chunk counts once, with its best weight.
+    pub fn build(per_chunk: &[Vec<Keyword>], config: &GraphConfig) -> Self {
+        let mut nodes: BTreeMap<&str, KeywordNode> = BTreeMap::new();
+        let mut weights: Vec<HashMap<&str, f32>> = Vec::with_capacity(per_chunk.len());
+        for chunk in per_chunk {
+            let mut best: HashMap<&str, f32> = HashMap::new();
+            for keyword in chunk {
+                let weight = best.entry(&keyword.key).or_insert(keyword.weight);
+                *weight = weight.max(keyword.weight);
+                merge_node(&mut nodes, keyword);
+            }
+            for key in best.keys() {
+                if let Some(node) = nodes.get_mut(key) {
+                    node.chunks += 1;
+                }
+            }
+            weights.push(best);
+        }
+        let index: HashMap<&str, u32> = nodes.keys().zip(0..).map(|(&k, i)| (k, i)).collect();
+        let index = &index;
+        let mut appears_in: Vec<Appearance> = weights
+            .iter()
+            .zip(0..)
+            .flat_map(|(best, chunk)| {
+                best.iter().filter_map(move |(key, &weight)| {
+                    let keyword = *index.get(key)?;
+                    Some(Appearance {
+                        keyword,
+                        chunk,
+                        weight,
+                    })
+                })
+            })
+            .collect();
+        appears_in.sort_by_key(|a| (a.keyword, a.chunk));
+        let keywords: Vec<KeywordNode> = nodes.into_values().collect();
+        let similar = similar::similarities(&keywords, config);
+        Self {
+            keywords,
+            appears_in,
+            similar,
+        }
+    }
+}
+
+/// Adds `keyword` to its node, creating the node on first sight.
+fn merge_node<'a>(nodes: &mut BTreeMap<&'a str, KeywordNode>, keyword: &'a Keyword) {
+    let node = nodes.entry(&keyword.key).or_insert_with(|| KeywordNode {
+        key: keyword.key.clone(),
+        display: keyword.display.clone(),
+        kind: keyword.kind,
+        chunks: 0,
+    });
+    if node.kind == KeywordKind::Phrase && keyword.kind != KeywordKind::Phrase {
+        node.kind = keyword.kind;
+        node.display.clone_from(&keyword.display);
+    }
+}
+
+/// Graph retrieval settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GraphSearch {
+    /// Chunks scored directly from matched keywords that seed the expansion.
+    pub primary: usize,
+    /// Hops of breadth-first expansion through shared keywords and SIMILAR_TO.
+    pub max_depth: u8,
+    /// Score multiplier per hop, in `(0, 1)`.
+    pub decay: f32,
+}
+
+impl Default for GraphSearch {
+    fn default() -> Self {
+        Self {
+            primary: 10,
+            max_depth: 2,
+            decay: 0.5,
+        }
+    }
+}
+
+/// A node of the in-memory graph; the numbers are indices into the corpus' documents, chunks
+/// and [`KeywordGraph::keywords`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Node {
+    Document(u32),
+    Chunk(u32),
+    Keyword(u32),
+}
+
+/// An edge of the in-memory graph.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Edge {
+    /// Keyword → chunk, with the keyword's weight in the chunk.
+    AppearsIn(f32),
+    /// Chunk → the next chunk of the same document.
+    Next,
+    /// Chunk → its document.
+    PartOf,
+    /// Keyword → keyword (stored once, from the smaller index), with the similarity.
+    SimilarTo(f32),
+}
+
+/// The in-memory graph (petgraph) built from a [`KeywordGraph`] and its chunks, for retrieval.
+///
+/// Nodes are laid out as all documents, then all chunks, then all keywords, so a document,
+/// chunk or keyword index maps to its node without a lookup table.
+#[derive(Debug)]
+pub struct GraphIndex {
+    graph: Graph<Node, Edge>,
+    documents: usize,
+    chunks: usize,
+    /// Key word → keywords whose key contains it, sorted by word (dates and numbers left out).
+    words: Vec<(String, Vec<u32>)>,
+}
+
+impl GraphIndex {
+    /// Builds the petgraph graph: one node per document, chunk and keyword.
+    ///
+    /// `documents` is raised if a chunk names a later document; appearances and similarities
+    /// naming a missing chunk or keyword are skipped.
+    pub fn new(graph: &KeywordGraph, chunks: &[Chunk], documents: usize) -> Self {
+        let documents = chunks
+            .iter()
+            .map(|c| c.doc as usize + 1)
+            .fold(documents, usize::max);
+        let mut index = Self {
+            graph: Graph::new(),
+            documents,
+            chunks: chunks.len(),
+            words: Vec::new(),
+        };
+        let g = &mut index.graph;
+        (0..documents).for_each(|d| _ = g.add_node(Node::Document(d as u32)));
+        (0..chunks.len()).for_each(|c| _ = g.add_node(Node::Chunk(c as u32)));
+        (0..graph.keywords.len()).for_each(|k| _ = g.add_node(Node::Keyword(k as u32)));
+        index.link_chunks(chunks);
+        index.link_keywords(graph);
+        index.words = word_index(&graph.keywords);
+        index
+    }
+
+    /// Number of edges (APPEARS_IN, NEXT, PART_OF, SIMILAR_TO).
+    pub fn edge_count(&self) -> usize {
+        self.graph.edge_count()
+    }
+
+    /// PART_OF for every chunk and NEXT between consecutive chunks (by `seq`) of a document.
+    fn link_chunks(&mut self, chunks: &[Chunk]) {
+        let mut order: Vec<(u32, u32, usize)> = chunks
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.doc, c.seq, i))
+            .collect();
+        order.sort_unstable();
+        for (i, chunk) in chunks.iter().enumerate() {
+            let (from, to) = (
+                self.chunk_node(i as u32),
+                NodeIndex::new(chunk.doc as usize),
+            );
+            self.graph.add_edge(from, to, Edge::PartOf);
+        }
+        for pair in order.windows(2) {
+            let ((doc_a, _, a), (doc_b, _, b)) = (pair[0], pair[1]);
+            if doc_a == doc_b {
+                let (from, to) = (self.chunk_node(a as u32), self.chunk_node(b as u32));
+                self.graph.add_edge(from, to, Edge::Next);
+            }
+        }
+    }
+
+    /// APPEARS_IN and SIMILAR_TO edges.
+    fn link_keywords(&mut self, graph: &KeywordGraph) {
+        let keywords = graph.keywords.len() as u32;
+        for a in graph
+            .appears_in
+            .iter()
+            .filter(|a| a.keyword < keywords && (a.chunk as usize) < self.chunks)
+        {
+            let (from, to) = (self.keyword_node(a.keyword), self.chunk_node(a.chunk));
+            self.graph.add_edge(from, to, Edge::AppearsIn(a.weight));
+        }
+        for s in graph
+            .similar
+            .iter()
+            .filter(|s| s.a < keywords && s.b < keywords)
+        {
+            let (from, to) = (self.keyword_node(s.a), self.keyword_node(s.b));
+            self.graph.add_edge(from, to, Edge::SimilarTo(s.score));
+        }
+    }
+
+    fn chunk_node(&self, chunk: u32) -> NodeIndex {
+        NodeIndex::new(self.documents + chunk as usize)
+    }
+
+    fn keyword_node(&self, keyword: u32) -> NodeIndex {
+        NodeIndex::new(self.documents + self.chunks + keyword as usize)
+    }
+
+    /// The chunks `keyword` appears in, with its weight there.
+    fn chunks_of(&self, keyword: u32) -> impl Iterator<Item = (u32, f32)> + '_ {
+        self.graph
+            .edges_directed(self.keyword_node(keyword), Direction::Outgoing)
+            .filter_map(|e| match (*e.weight(), self.graph[e.target()]) {
+                (Edge::AppearsIn(w), Node::Chunk(c)) => Some((c, w)),
+                _ => None,
+            })
+    }
+
+    /// The keywords of `chunk`, with their weight there.
+    fn keywords_of(&self, chunk: u32) -> impl Iterator<Item = (u32, f32)> + '_ {
+        self.graph
+            .edges_directed(self.chunk_node(chunk), Direction::Incoming)
+            .filter_map(|e| match (*e.weight(), self.graph[e.source()]) {
+                (Edge::AppearsIn(w), Node::Keyword(k)) => Some((k, w)),
+                _ => None,
+            })
+    }
+
+    /// The SIMILAR_TO neighbours of `keyword`, with the similarity.
+    fn similar_to(&self, keyword: u32) -> impl Iterator<Item = (u32, f32)> + '_ {
+        let node = self.keyword_node(keyword);
+        [Direction::Outgoing, Direction::Incoming]
+            .into_iter()
+            .flat_map(move |dir| {
+                self.graph.edges_directed(node, dir).filter_map(move |e| {
+                    let other = if dir == Direction::Outgoing {
+                        e.target()
+                    } else {
+                        e.source()
+                    };
+                    match (*e.weight(), self.graph[other]) {
+                        (Edge::SimilarTo(s), Node::Keyword(k)) => Some((k, s)),
+                        _ => None,
+                    }
+                })
+            })
+    }
+
+    /// The chunks before and after `chunk` in its document.
+    fn neighbours_in_document(&self, chunk: u32) -> impl Iterator<Item = u32> + '_ {
+        let node = self.chunk_node(chunk);
+        [Direction::Outgoing, Direction::Incoming]
+            .into_iter()
+            .flat_map(move |dir| {
+                self.graph.edges_directed(node, dir).filter_map(move |e| {
+                    let other = if dir == Direction::Outgoing {
+                        e.target()
+                    } else {
+                        e.source()
+                    };
+                    match (*e.weight(), self.graph[other]) {
+                        (Edge::Next, Node::Chunk(c)) => Some(c),
+                        _ => None,
+                    }
+                })
+            })
+    }
+}
+
+/// Key word → keywords containing it, sorted by word; dates and numbers are left out (their
+/// keys are values, not words).
+fn word_index(keywords: &[KeywordNode]) -> Vec<(String, Vec<u32>)> {
+    let mut words: BTreeMap<&str, Vec<u32>> = BTreeMap::new();
+    for (i, keyword) in keywords.iter().enumerate() {
+        if matches!(keyword.kind, KeywordKind::Date | KeywordKind::Number) {
+            continue;
+        }
+        for word in similar::key_words(&keyword.key) {
+            words.entry(word).or_default().push(i as u32);
+        }
+    }
+    words
+        .into_iter()
+        .map(|(w, ids)| (w.to_owned(), ids))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::keywords::{KeywordConfig, extract};
+    use crate::text::Analyzer;
+
+    /// (document, text): SQuAD "Warsaw" (3 paragraphs, shortened), SciFact 275294 and 3034412
+    /// (sentences), SQuAD "Super_Bowl_50".
+    const TEXTS: &[(u32, &str)] = &[
+        (
+            0,
+            "The University of Warsaw was established in 1816, when the partitions of Poland \
+             separated Warsaw from the oldest and most influential Polish academic center, in \
+             Kraków.",
+        ),
+        (
+            0,
+            "There are 13 natural reserves in Warsaw – among others, Bielany Forest, Kabaty Woods, \
+             Czerniaków Lake. About 15 kilometres (9 miles) from Warsaw, the Vistula river's \
+             environment changes strikingly and features a perfectly preserved ecosystem.",
+        ),
+        (
+            0,
+            "One of the most famous people born in Warsaw was Maria Skłodowska-Curie, who achieved \
+             international recognition for her research on radioactivity and was the first female \
+             recipient of the Nobel Prize. Famous musicians include Władysław Szpilman and \
+             Frédéric Chopin.",
+        ),
+        (
+            1,
+            "It is now recognized that vitamin D insufficiency and vitamin D deficiency are common \
+             in elderly people, especially in those who are infirm and not exposed to sunlight or \
+             who live at latitudes that do not provide them with sunlight-mediated \
+             cholecalciferol during the winter months.",
+        ),
+        (
+            2,
+            "BACKGROUND Calcium absorption is generally considered to be impaired under conditions \
+             of vitamin D deficiency, but the vitamin D status that fully normalizes absorption is \
+             not known for humans. OBJECTIVE To quantify calcium absorption at two levels of \
+             vitamin D repletion.",
+        ),
+        (
+            3,
+            "The game was played on February 7, 2016, at Levi's Stadium in the San Francisco Bay \
+             Area at Santa Clara, California.",
+        ),
+    ];
+
+    fn chunks() -> Vec<Chunk> {
+        let mut seq = 0;
+        TEXTS
+            .iter()
+            .enumerate()
+            .map(|(i, &(doc, text))| {
+                seq = if i > 0 && TEXTS[i - 1].0 == doc {
+                    seq + 1
+                } else {
+                    0
+                };
+                Chunk {
+                    id: format!("c{i}"),
+                    doc,
+                    seq,
+                    section: 0,
+                    page: None,
+                    start: 0,
+                    end: text.len() as u32,
+                    text: text.to_owned(),
+                }
+            })
+            .collect()
+    }
+
+    struct Fixture {
+        per_chunk: Vec<Vec<Keyword>>,
+        graph: KeywordGraph,
+        index: GraphIndex,
+        analyzer: Analyzer,
+    }
+
+    fn fixture() -> Fixture {
+        let analyzer = Analyzer::new();
+        let chunks = chunks();
+        let config = KeywordConfig::default();
+        let per_chunk: Vec<Vec<Keyword>> = chunks
+            .iter()
+            .map(|c| extract(&c.text, &config, &analyzer))
+            .collect();
+        let graph = KeywordGraph::build(&per_chunk, &GraphConfig::default());
+        let index = GraphIndex::new(&graph, &chunks, 4);
+        Fixture {
+            per_chunk,
+            graph,
+            index,
+            analyzer,
+        }
+    }
+
+    fn keyword_index(graph: &KeywordGraph, key: &str) -> u32 {
+        let found = graph.keywords.binary_search_by(|k| k.key.as_str().cmp(key));
+        found.unwrap_or_else(|_| panic!("no keyword {key}")) as u32
+    }
+
+    fn search(f: &Fixture, query: &str, options: &GraphSearch) -> Vec<GraphHit> {
+        f.index.search(&f.graph, query, &f.analyzer, 10, options)
+    }
+
+    #[test]
+    fn build_merges_keys_and_counts_chunks() {
+        let f = fixture();
+        assert!(f.graph.keywords.windows(2).all(|w| w[0].key < w[1].key));
+        let deficiency = keyword_index(&f.graph, "vitamin d defici");
+        assert_eq!(f.graph.keywords[deficiency as usize].chunks, 2);
+        let warsaw = &f.graph.keywords[keyword_index(&f.graph, "univers warsaw") as usize];
+        assert_eq!(
+            (warsaw.display.as_str(), warsaw.kind),
+            ("University of Warsaw", KeywordKind::Name)
+        );
+        let listed: usize = f.per_chunk.iter().map(Vec::len).sum();
+        assert_eq!(f.graph.appears_in.len(), listed);
+        assert!(
+            f.graph
+                .appears_in
+                .windows(2)
+                .all(|w| (w[0].keyword, w[0].chunk) < (w[1].keyword, w[1].chunk))
+        );
+        let in_chunk_4: Vec<u32> = f
+            .graph
+            .appears_in
+            .iter()
+            .filter(|a| a.keyword == deficiency)
+            .map(|a| a.chunk)
+            .collect();
+        assert_eq!(in_chunk_4, [3, 4]);
+        assert!(
+            f.graph
+                .similar
+                .windows(2)
+                .all(|w| (w[0].a, w[0].b) < (w[1].a, w[1].b))
+        );
+        assert!(
+            f.graph
+                .similar
+                .iter()
+                .all(|s| s.a < s.b && s.score >= 0.5 && s.score <= 1.0)
+        );
+        let insufficiency = keyword_index(&f.graph, "vitamin d insuffici");
+        assert!(
+            f.graph
+                .similar
+                .iter()
+                .any(|s| (s.a, s.b) == (deficiency, insufficiency))
+        );
+    }
+
+    fn phrase(key: &str) -> Keyword {
+        Keyword {
+            key: key.into(),
+            display: key.into(),
+            kind: KeywordKind::Phrase,
+            weight: 1.0,
+        }
+    }
+
+    #[test]
+    fn similar_to_links_overlapping_keys_within_limits() {
+        let number = Keyword {
+            kind: KeywordKind::Number,
+            ..phrase("10")
+        };
+        let per_chunk = vec![
+            vec![phrase("vitamin d"), phrase("il 10"), number],
+            vec![phrase("vitamin d defici"), phrase("calcium absorpt")],
+        ];
+        let graph = KeywordGraph::build(&per_chunk, &GraphConfig::default());
+        let key = |i: u32| graph.keywords[i as usize].key.as_str();
+        let pairs: Vec<(&str, &str, f32)> = graph
+            .similar
+            .iter()
+            .map(|s| (key(s.a), key(s.b), s.score))
+            .collect();
+        assert_eq!(pairs, [("vitamin d", "vitamin d defici", 0.8)]);
+
+        // Ten keywords sharing "vitamin": each keeps at most `max_similar` edges.
+        let many: Vec<Vec<Keyword>> = (0..10)
+            .map(|i| vec![phrase(&format!("vitamin x{i}"))])
+            .collect();
+        let config = GraphConfig {
+            similar_threshold: 0.5,
+            max_similar: 3,
+        };
+        let graph = KeywordGraph::build(&many, &config);
+        let mut degree = vec![0; graph.keywords.len()];
+        for s in &graph.similar {
+            degree[s.a as usize] += 1;
+            degree[s.b as usize] += 1;
+        }
+        assert!(!graph.similar.is_empty() && degree.iter().all(|&d| d <= 3));
+    }
+
+    #[test]
+    fn index_has_every_edge_kind() {
+        let f = fixture();
+        // PART_OF: one per chunk; NEXT: chunks 0 → 1 → 2 of document 0.
+        let expected = f.graph.appears_in.len() + f.graph.similar.len() + TEXTS.len() + 2;
+        assert_eq!(f.index.edge_count(), expected);
+        let mut around_1: Vec<u32> = f.index.neighbours_in_document(1).collect();
+        around_1.sort_unstable();
+        assert_eq!(around_1, [0, 2]);
+        assert_eq!(f.index.neighbours_in_document(3).count(), 0);
+        let kraków = keyword_index(&f.graph, "kraków");
+        assert_eq!(f.index.chunks_of(kraków).collect::<Vec<_>>().len(), 1);
+        assert!(f.index.keywords_of(0).any(|(k, _)| k == kraków));
+    }
+
+    #[test]
+    fn a_keyword_found_in_one_chunk_finds_that_chunk_first() {
+        let f = fixture();
+        let options = GraphSearch::default();
+        let hits = search(&f, "Where is Kraków?", &options);
+        assert_eq!((hits[0].chunk, hits[0].hops), (0, 0));
+        assert_eq!(hits[0].keywords, [keyword_index(&f.graph, "kraków")]);
+        assert_eq!(search(&f, "Levi's Stadium", &options)[0].chunk, 5);
+        assert_eq!(
+            search(&f, "when was the game on February 7, 2016", &options)[0].chunk,
+            5
+        );
+        // Loose matches: a word inside a longer keyword, and a shared prefix ("environment").
+        assert_eq!(search(&f, "cholecalciferol", &options)[0].chunk, 3);
+        assert_eq!(search(&f, "environmental", &options)[0].chunk, 1);
+    }
+
+    #[test]
+    fn expansion_reaches_chunks_sharing_a_keyword_with_decay() {
+        let f = fixture();
+        let options = GraphSearch {
+            primary: 1,
+            max_depth: 1,
+            decay: 0.5,
+        };
+        let hits = search(&f, "vitamin D deficiency", &options);
+        assert_eq!((hits[0].chunk, hits[0].hops), (3, 0));
+        let reached = hits
+            .iter()
+            .find(|h| h.chunk == 4)
+            .expect("chunk 4 at hop 1");
+        let weight = f.per_chunk[4]
+            .iter()
+            .find(|k| k.key == "vitamin d defici")
+            .map(|k| k.weight);
+        assert_eq!(reached.hops, 1);
+        assert!((reached.score - hits[0].score * 0.5 * weight.unwrap_or_default()).abs() < 1e-5);
+        assert_eq!(reached.keywords, hits[0].keywords);
+    }
+
+    #[test]
+    fn depth_zero_returns_only_primary_chunks() {
+        let f = fixture();
+        let options = GraphSearch {
+            primary: 1,
+            max_depth: 0,
+            decay: 0.5,
+        };
+        let hits = search(&f, "vitamin D deficiency", &options);
+        assert_eq!(hits.len(), 1);
+        assert_eq!(hits[0].hops, 0);
+        let options = GraphSearch {
+            primary: 1,
+            max_depth: 2,
+            decay: 0.5,
+        };
+        let hits = search(&f, "Where is Kraków?", &options);
+        assert_eq!(
+            hits.iter().map(|h| (h.chunk, h.hops)).collect::<Vec<_>>(),
+            [(0, 0), (1, 1), (2, 2)]
+        );
+    }
+
+    #[test]
+    fn unknown_queries_find_nothing() {
+        let f = fixture();
+        let options = GraphSearch::default();
+        for query in [
+            "",
+            "   ",
+            "?!",
+            "the of and",
+            "zebra quokka xylophone",
+            "2024-13-45",
+        ] {
+            assert!(search(&f, query, &options).is_empty(), "{query}");
+        }
+        let empty = GraphIndex::new(&KeywordGraph::default(), &[], 0);
+        assert_eq!(empty.edge_count(), 0);
+        assert!(
+            empty
+                .search(&KeywordGraph::default(), "Warsaw", &f.analyzer, 5, &options)
+                .is_empty()
+        );
+    }
+}
