@@ -31,8 +31,9 @@ lint: ## rustfmt and clippy (warnings are errors)
 	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
 
 .PHONY: test-native
-test-native: ## Unit and integration tests of every crate (native)
-	$(CARGO) test --workspace --locked
+test-native: ## Unit, integration and doc tests of every crate (native)
+	$(CARGO) test --workspace --all-targets --locked
+	$(CARGO) test --doc --locked -p edgerag-core
 
 .PHONY: wasm
 wasm: ## Build edgerag-core and the wasm crate for wasm32 (+simd128)

@@ -7,7 +7,7 @@ The default input is ../shared/data/squad/dev-v1.1-articles-00-11.json.gz relati
 repository root; a data directory holding squad/dev-v1.1-articles-00-11.json.gz also works.
 Each article becomes one file with all of its paragraphs, unchanged and in order, under the
 article's title as the only heading (SQuAD keeps no section structure, so none is invented).
-The text is CC BY-SA 4.0 (Wikipedia contributors); see demo/corpus/SOURCES.md.
+The text is CC BY-SA 4.0 (Wikipedia contributors); see demo/SOURCES.md.
 """
 
 import gzip

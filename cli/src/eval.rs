@@ -5,9 +5,10 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use edgerag_core::eval::{self, BeirDoc, BeirQuery};
 use edgerag_core::load::from_text;
-use edgerag_core::{BundleBuilder, Mode, SearchOptions, Searcher};
+use edgerag_core::{BundleBuilder, Searcher};
 
 use crate::build::{self, Settings};
+use crate::retrieval::RetrievalArgs;
 use crate::{files, output};
 
 /// Data-set layouts `edgerag eval` reads.
@@ -25,9 +26,8 @@ pub(crate) struct BeirArgs {
     /// Which judgments to use (qrels/<split>.tsv).
     #[arg(long, default_value = "test")]
     split: String,
-    /// Retrieval mode: bm25, graph or hybrid.
-    #[arg(long, default_value_t = Mode::default())]
-    mode: Mode,
+    #[command(flatten)]
+    retrieval: RetrievalArgs,
     #[command(flatten)]
     settings: Settings,
     /// Print JSON instead of text.
@@ -69,7 +69,7 @@ fn beir(args: BeirArgs) -> Result<()> {
     bar.finish_and_clear();
     let searcher = Searcher::new(build::finish(builder, args.json)?);
 
-    let options = SearchOptions { mode: args.mode, ..SearchOptions::default() };
+    let options = args.retrieval.options(10, false);
     let bar = output::progress(queries.len() as u64, "queries", args.json);
     let report = eval::evaluate(&searcher, &queries, &qrels, &options, &mut |done, total| {
         bar.set_length(total as u64);

@@ -5,6 +5,7 @@ mod eval;
 mod files;
 mod inspect;
 mod output;
+mod retrieval;
 mod search;
 
 use std::process::ExitCode;

@@ -3,9 +3,10 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use edgerag_core::{Hit, Mode, SearchOptions};
+use edgerag_core::{Hit, Mode};
 use serde::Serialize;
 
+use crate::retrieval::RetrievalArgs;
 use crate::{files, output};
 
 /// Arguments of `edgerag search`.
@@ -18,9 +19,8 @@ pub(crate) struct Args {
     /// Number of results.
     #[arg(short, default_value_t = 10)]
     k: usize,
-    /// Retrieval mode: bm25, graph or hybrid.
-    #[arg(long, default_value_t = Mode::default())]
-    mode: Mode,
+    #[command(flatten)]
+    retrieval: RetrievalArgs,
     /// Show why each result matched (terms, keywords, per-signal scores).
     #[arg(long)]
     explain: bool,
@@ -38,15 +38,10 @@ struct Results<'a> {
 
 pub(crate) fn run(args: Args) -> Result<()> {
     let searcher = files::open_bundle(&args.bundle)?;
-    let options = SearchOptions {
-        k: args.k,
-        mode: args.mode,
-        explain: args.explain,
-        ..SearchOptions::default()
-    };
+    let options = args.retrieval.options(args.k, args.explain);
     let hits = searcher.search(&args.query, &options).context("search")?;
     if args.json {
-        return output::json(&Results { query: &args.query, mode: args.mode, results: &hits });
+        return output::json(&Results { query: &args.query, mode: options.mode, results: &hits });
     }
     if hits.is_empty() {
         output::line("no results");

@@ -15,7 +15,7 @@ fn build_reports_counts_and_inspect_agrees() {
     }
     assert_eq!(built["bytes"].as_u64().unwrap(), std::fs::metadata(&bundle).unwrap().len());
     assert_eq!(built["failed"], serde_json::json!([]));
-    assert_eq!(built["skipped"], 1, "SOURCES.md is read, README-like files are not: {built}");
+    assert_eq!(built["skipped"], 0, "{built}");
 
     let inspected = json(&["inspect", path(&bundle), "--json"]);
     assert_eq!(inspected["manifest"]["counts"]["chunks"], built["chunks"]);
@@ -36,7 +36,8 @@ fn bad_files_are_reported_and_skipped_unless_strict() {
     let latin1 = dir.path().join("latin1.md");
     std::fs::write(&latin1, b"caf\xe9").unwrap();
     let bundle = dir.path().join("out.bundle");
-    let args = ["build", path(&good), path(&empty), path(&broken), path(&latin1), "-o", path(&bundle)];
+    let args =
+        ["build", path(&good), path(&empty), path(&broken), path(&latin1), "-o", path(&bundle)];
 
     let mut lenient = args.to_vec();
     lenient.push("--json");
@@ -54,7 +55,7 @@ fn bad_files_are_reported_and_skipped_unless_strict() {
     let line = one_error_line(&edgerag(&strict));
     assert!(line.contains("empty.txt") && line.contains("empty"), "{line}");
     assert!(!bundle.exists(), "a failed build must not leave a bundle behind");
-    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 4, "no temporary files left");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 3, "no temporary files left");
 }
 
 #[test]
@@ -78,4 +79,23 @@ fn unreadable_inputs_and_outputs_fail_with_one_clear_line() {
     let no_dir = dir.path().join("no/such/dir/out.bundle");
     let line = one_error_line(&edgerag(&["build", path(&cli::demo_corpus()), "-o", path(&no_dir)]));
     assert!(line.contains("out.bundle"), "{line}");
+}
+
+#[test]
+fn directories_are_walked_and_unsupported_files_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let docs = dir.path().join("docs/nested");
+    std::fs::create_dir_all(&docs).unwrap();
+    std::fs::copy(cli::demo_corpus().join("normans.md"), docs.join("normans.md")).unwrap();
+    std::fs::write(docs.join("notes.docx"), b"PK\x03\x04").unwrap();
+    std::fs::write(dir.path().join("docs/.hidden.md"), "# Hidden\n\nNot indexed.").unwrap();
+    let bundle = dir.path().join("docs.bundle");
+    let built = json(&["build", path(&dir.path().join("docs")), "-o", path(&bundle), "--json"]);
+    assert_eq!(built["documents"], 1, "{built}");
+    assert_eq!(built["skipped"], 1, "{built}");
+
+    let explicit = dir.path().join("docs/nested/notes.docx");
+    let line =
+        one_error_line(&edgerag(&["build", path(&explicit), "-o", path(&bundle), "--strict"]));
+    assert!(line.contains("notes.docx") && line.contains("unsupported file type"), "{line}");
 }

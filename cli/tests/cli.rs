@@ -4,21 +4,28 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// Runs `edgerag` with `args`.
-pub fn edgerag(args: &[&str]) -> Output {
+pub(crate) fn edgerag(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_edgerag")).args(args).output().expect("run edgerag")
 }
 
 /// Runs `edgerag`, asserts success and parses stdout as JSON.
-pub fn json(args: &[&str]) -> serde_json::Value {
+pub(crate) fn json(args: &[&str]) -> serde_json::Value {
     let out = edgerag(args);
-    assert!(out.status.success(), "edgerag {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "edgerag {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!("edgerag {args:?}: stdout is not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout))
+        panic!(
+            "edgerag {args:?}: stdout is not JSON ({e}): {}",
+            String::from_utf8_lossy(&out.stdout)
+        )
     })
 }
 
 /// Asserts the run failed with exactly one line on stderr, and returns it.
-pub fn one_error_line(out: &Output) -> String {
+pub(crate) fn one_error_line(out: &Output) -> String {
     assert!(!out.status.success(), "expected failure, got success");
     let stderr = String::from_utf8_lossy(&out.stderr).trim_end().to_owned();
     assert_eq!(stderr.lines().count(), 1, "stderr: {stderr}");
@@ -27,12 +34,12 @@ pub fn one_error_line(out: &Output) -> String {
 }
 
 /// The repository's demo corpus: Wikipedia articles (Markdown, HTML) and a PDF specification.
-pub fn demo_corpus() -> PathBuf {
+pub(crate) fn demo_corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../demo/corpus")
 }
 
 /// Builds the demo corpus into `dir/demo.bundle` and returns its path.
-pub fn demo_bundle(dir: &Path) -> PathBuf {
+pub(crate) fn demo_bundle(dir: &Path) -> PathBuf {
     let bundle = dir.join("demo.bundle");
     let corpus = demo_corpus();
     json(&["build", path(&corpus), "-o", path(&bundle), "--json"]);
@@ -40,6 +47,6 @@ pub fn demo_bundle(dir: &Path) -> PathBuf {
 }
 
 /// A path as `&str` (test paths are UTF-8).
-pub fn path(p: &Path) -> &str {
+pub(crate) fn path(p: &Path) -> &str {
     p.to_str().expect("UTF-8 path")
 }

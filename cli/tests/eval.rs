@@ -27,7 +27,12 @@ fn scifact_slice(target: &Path, n: usize) -> Option<usize> {
         .collect();
     let ids: std::collections::HashSet<String> = lines
         .iter()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["_id"].as_str().unwrap().to_owned())
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["_id"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
         .collect();
     let mut corpus = flate2::write::GzEncoder::new(
         std::fs::File::create(target.join("corpus.jsonl.gz")).unwrap(),
@@ -63,7 +68,8 @@ fn beir_eval_reports_metrics_on_real_scifact_data() {
     };
     assert!(queries > 50, "{queries} judged queries in the slice");
     for mode in ["bm25", "graph", "hybrid"] {
-        let report = json(&["eval", "beir", path(dir.path()), "--split", "train", "--mode", mode, "--json"]);
+        let report =
+            json(&["eval", "beir", path(dir.path()), "--split", "train", "--mode", mode, "--json"]);
         assert_eq!(report["mode"], mode);
         assert_eq!(report["queries"], queries);
         let ndcg = report["ndcg@10"].as_f64().unwrap();

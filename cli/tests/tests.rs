@@ -1,5 +1,7 @@
 //! End-to-end tests of the `edgerag` binary on real documents.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
+
 mod build;
 mod cli;
 mod eval;

@@ -79,8 +79,10 @@ impl Default for SearchOptions {
             k: 10,
             mode: Mode::default(),
             depth: 100,
-            fusion: Fusion::default(),
-            graph_weight: 0.5,
+            // Measured on SciFact (train): convex 0.2 gives nDCG@10 0.684 against 0.573 for
+            // RRF at 0.5 and 0.623 for RRF at 0.2; BM25 alone 0.681 (see README).
+            fusion: Fusion::Convex,
+            graph_weight: 0.2,
             graph: GraphSearch::default(),
             explain: false,
         }

@@ -1,5 +1,7 @@
 //! Integration tests of edgerag-core: the whole pipeline on real documents.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
+
 mod bundle;
 mod common;
 mod search;

@@ -68,10 +68,7 @@ pub struct GraphConfig {
 
 impl Default for GraphConfig {
     fn default() -> Self {
-        Self {
-            similar_threshold: 0.5,
-            max_similar: 5,
-        }
+        Self { similar_threshold: 0.5, max_similar: 5 }
     }
 }
 
@@ -118,22 +115,14 @@ impl KeywordGraph {
             .flat_map(|(best, chunk)| {
                 best.iter().filter_map(move |(key, &weight)| {
                     let keyword = *index.get(key)?;
-                    Some(Appearance {
-                        keyword,
-                        chunk,
-                        weight,
-                    })
+                    Some(Appearance { keyword, chunk, weight })
                 })
             })
             .collect();
         appears_in.sort_by_key(|a| (a.keyword, a.chunk));
         let keywords: Vec<KeywordNode> = nodes.into_values().collect();
         let similar = similar::similarities(&keywords, config);
-        Self {
-            keywords,
-            appears_in,
-            similar,
-        }
+        Self { keywords, appears_in, similar }
     }
 }
 
@@ -164,11 +153,7 @@ pub struct GraphSearch {
 
 impl Default for GraphSearch {
     fn default() -> Self {
-        Self {
-            primary: 10,
-            max_depth: 2,
-            decay: 0.5,
-        }
+        Self { primary: 10, max_depth: 2, decay: 0.5 }
     }
 }
 
@@ -213,16 +198,9 @@ impl GraphIndex {
     /// `documents` is raised if a chunk names a later document; appearances and similarities
     /// naming a missing chunk or keyword are skipped.
     pub fn new(graph: &KeywordGraph, chunks: &[Chunk], documents: usize) -> Self {
-        let documents = chunks
-            .iter()
-            .map(|c| c.doc as usize + 1)
-            .fold(documents, usize::max);
-        let mut index = Self {
-            graph: Graph::new(),
-            documents,
-            chunks: chunks.len(),
-            words: Vec::new(),
-        };
+        let documents = chunks.iter().map(|c| c.doc as usize + 1).fold(documents, usize::max);
+        let mut index =
+            Self { graph: Graph::new(), documents, chunks: chunks.len(), words: Vec::new() };
         let g = &mut index.graph;
         (0..documents).for_each(|d| _ = g.add_node(Node::Document(d as u32)));
         (0..chunks.len()).for_each(|c| _ = g.add_node(Node::Chunk(c as u32)));
@@ -240,17 +218,11 @@ impl GraphIndex {
 
     /// PART_OF for every chunk and NEXT between consecutive chunks (by `seq`) of a document.
     fn link_chunks(&mut self, chunks: &[Chunk]) {
-        let mut order: Vec<(u32, u32, usize)> = chunks
-            .iter()
-            .enumerate()
-            .map(|(i, c)| (c.doc, c.seq, i))
-            .collect();
+        let mut order: Vec<(u32, u32, usize)> =
+            chunks.iter().enumerate().map(|(i, c)| (c.doc, c.seq, i)).collect();
         order.sort_unstable();
         for (i, chunk) in chunks.iter().enumerate() {
-            let (from, to) = (
-                self.chunk_node(i as u32),
-                NodeIndex::new(chunk.doc as usize),
-            );
+            let (from, to) = (self.chunk_node(i as u32), NodeIndex::new(chunk.doc as usize));
             self.graph.add_edge(from, to, Edge::PartOf);
         }
         for pair in order.windows(2) {
@@ -273,11 +245,7 @@ impl GraphIndex {
             let (from, to) = (self.keyword_node(a.keyword), self.chunk_node(a.chunk));
             self.graph.add_edge(from, to, Edge::AppearsIn(a.weight));
         }
-        for s in graph
-            .similar
-            .iter()
-            .filter(|s| s.a < keywords && s.b < keywords)
-        {
+        for s in graph.similar.iter().filter(|s| s.a < keywords && s.b < keywords) {
             let (from, to) = (self.keyword_node(s.a), self.keyword_node(s.b));
             self.graph.add_edge(from, to, Edge::SimilarTo(s.score));
         }
@@ -293,62 +261,50 @@ impl GraphIndex {
 
     /// The chunks `keyword` appears in, with its weight there.
     fn chunks_of(&self, keyword: u32) -> impl Iterator<Item = (u32, f32)> + '_ {
-        self.graph
-            .edges_directed(self.keyword_node(keyword), Direction::Outgoing)
-            .filter_map(|e| match (*e.weight(), self.graph[e.target()]) {
+        self.graph.edges_directed(self.keyword_node(keyword), Direction::Outgoing).filter_map(|e| {
+            match (*e.weight(), self.graph[e.target()]) {
                 (Edge::AppearsIn(w), Node::Chunk(c)) => Some((c, w)),
                 _ => None,
-            })
+            }
+        })
     }
 
     /// The keywords of `chunk`, with their weight there.
     fn keywords_of(&self, chunk: u32) -> impl Iterator<Item = (u32, f32)> + '_ {
-        self.graph
-            .edges_directed(self.chunk_node(chunk), Direction::Incoming)
-            .filter_map(|e| match (*e.weight(), self.graph[e.source()]) {
+        self.graph.edges_directed(self.chunk_node(chunk), Direction::Incoming).filter_map(
+            |e| match (*e.weight(), self.graph[e.source()]) {
                 (Edge::AppearsIn(w), Node::Keyword(k)) => Some((k, w)),
                 _ => None,
-            })
+            },
+        )
     }
 
     /// The SIMILAR_TO neighbours of `keyword`, with the similarity.
     fn similar_to(&self, keyword: u32) -> impl Iterator<Item = (u32, f32)> + '_ {
         let node = self.keyword_node(keyword);
-        [Direction::Outgoing, Direction::Incoming]
-            .into_iter()
-            .flat_map(move |dir| {
-                self.graph.edges_directed(node, dir).filter_map(move |e| {
-                    let other = if dir == Direction::Outgoing {
-                        e.target()
-                    } else {
-                        e.source()
-                    };
-                    match (*e.weight(), self.graph[other]) {
-                        (Edge::SimilarTo(s), Node::Keyword(k)) => Some((k, s)),
-                        _ => None,
-                    }
-                })
+        [Direction::Outgoing, Direction::Incoming].into_iter().flat_map(move |dir| {
+            self.graph.edges_directed(node, dir).filter_map(move |e| {
+                let other = if dir == Direction::Outgoing { e.target() } else { e.source() };
+                match (*e.weight(), self.graph[other]) {
+                    (Edge::SimilarTo(s), Node::Keyword(k)) => Some((k, s)),
+                    _ => None,
+                }
             })
+        })
     }
 
     /// The chunks before and after `chunk` in its document.
     fn neighbours_in_document(&self, chunk: u32) -> impl Iterator<Item = u32> + '_ {
         let node = self.chunk_node(chunk);
-        [Direction::Outgoing, Direction::Incoming]
-            .into_iter()
-            .flat_map(move |dir| {
-                self.graph.edges_directed(node, dir).filter_map(move |e| {
-                    let other = if dir == Direction::Outgoing {
-                        e.target()
-                    } else {
-                        e.source()
-                    };
-                    match (*e.weight(), self.graph[other]) {
-                        (Edge::Next, Node::Chunk(c)) => Some(c),
-                        _ => None,
-                    }
-                })
+        [Direction::Outgoing, Direction::Incoming].into_iter().flat_map(move |dir| {
+            self.graph.edges_directed(node, dir).filter_map(move |e| {
+                let other = if dir == Direction::Outgoing { e.target() } else { e.source() };
+                match (*e.weight(), self.graph[other]) {
+                    (Edge::Next, Node::Chunk(c)) => Some(c),
+                    _ => None,
+                }
             })
+        })
     }
 }
 
@@ -364,10 +320,7 @@ fn word_index(keywords: &[KeywordNode]) -> Vec<(String, Vec<u32>)> {
             words.entry(word).or_default().push(i as u32);
         }
     }
-    words
-        .into_iter()
-        .map(|(w, ids)| (w.to_owned(), ids))
-        .collect()
+    words.into_iter().map(|(w, ids)| (w.to_owned(), ids)).collect()
 }
 
 #[cfg(test)]
@@ -425,11 +378,7 @@ mod tests {
             .iter()
             .enumerate()
             .map(|(i, &(doc, text))| {
-                seq = if i > 0 && TEXTS[i - 1].0 == doc {
-                    seq + 1
-                } else {
-                    0
-                };
+                seq = if i > 0 && TEXTS[i - 1].0 == doc { seq + 1 } else { 0 };
                 Chunk {
                     id: format!("c{i}"),
                     doc,
@@ -455,18 +404,11 @@ mod tests {
         let analyzer = Analyzer::new();
         let chunks = chunks();
         let config = KeywordConfig::default();
-        let per_chunk: Vec<Vec<Keyword>> = chunks
-            .iter()
-            .map(|c| extract(&c.text, &config, &analyzer))
-            .collect();
+        let per_chunk: Vec<Vec<Keyword>> =
+            chunks.iter().map(|c| extract(&c.text, &config, &analyzer)).collect();
         let graph = KeywordGraph::build(&per_chunk, &GraphConfig::default());
         let index = GraphIndex::new(&graph, &chunks, 4);
-        Fixture {
-            per_chunk,
-            graph,
-            index,
-            analyzer,
-        }
+        Fixture { per_chunk, graph, index, analyzer }
     }
 
     fn keyword_index(graph: &KeywordGraph, key: &str) -> u32 {
@@ -505,63 +447,33 @@ mod tests {
             .map(|a| a.chunk)
             .collect();
         assert_eq!(in_chunk_4, [3, 4]);
-        assert!(
-            f.graph
-                .similar
-                .windows(2)
-                .all(|w| (w[0].a, w[0].b) < (w[1].a, w[1].b))
-        );
-        assert!(
-            f.graph
-                .similar
-                .iter()
-                .all(|s| s.a < s.b && s.score >= 0.5 && s.score <= 1.0)
-        );
+        assert!(f.graph.similar.windows(2).all(|w| (w[0].a, w[0].b) < (w[1].a, w[1].b)));
+        assert!(f.graph.similar.iter().all(|s| s.a < s.b && s.score >= 0.5 && s.score <= 1.0));
         let insufficiency = keyword_index(&f.graph, "vitamin d insuffici");
-        assert!(
-            f.graph
-                .similar
-                .iter()
-                .any(|s| (s.a, s.b) == (deficiency, insufficiency))
-        );
+        assert!(f.graph.similar.iter().any(|s| (s.a, s.b) == (deficiency, insufficiency)));
     }
 
     fn phrase(key: &str) -> Keyword {
-        Keyword {
-            key: key.into(),
-            display: key.into(),
-            kind: KeywordKind::Phrase,
-            weight: 1.0,
-        }
+        Keyword { key: key.into(), display: key.into(), kind: KeywordKind::Phrase, weight: 1.0 }
     }
 
     #[test]
     fn similar_to_links_overlapping_keys_within_limits() {
-        let number = Keyword {
-            kind: KeywordKind::Number,
-            ..phrase("10")
-        };
+        let number = Keyword { kind: KeywordKind::Number, ..phrase("10") };
         let per_chunk = vec![
             vec![phrase("vitamin d"), phrase("il 10"), number],
             vec![phrase("vitamin d defici"), phrase("calcium absorpt")],
         ];
         let graph = KeywordGraph::build(&per_chunk, &GraphConfig::default());
         let key = |i: u32| graph.keywords[i as usize].key.as_str();
-        let pairs: Vec<(&str, &str, f32)> = graph
-            .similar
-            .iter()
-            .map(|s| (key(s.a), key(s.b), s.score))
-            .collect();
+        let pairs: Vec<(&str, &str, f32)> =
+            graph.similar.iter().map(|s| (key(s.a), key(s.b), s.score)).collect();
         assert_eq!(pairs, [("vitamin d", "vitamin d defici", 0.8)]);
 
         // Ten keywords sharing "vitamin": each keeps at most `max_similar` edges.
-        let many: Vec<Vec<Keyword>> = (0..10)
-            .map(|i| vec![phrase(&format!("vitamin x{i}"))])
-            .collect();
-        let config = GraphConfig {
-            similar_threshold: 0.5,
-            max_similar: 3,
-        };
+        let many: Vec<Vec<Keyword>> =
+            (0..10).map(|i| vec![phrase(&format!("vitamin x{i}"))]).collect();
+        let config = GraphConfig { similar_threshold: 0.5, max_similar: 3 };
         let graph = KeywordGraph::build(&many, &config);
         let mut degree = vec![0; graph.keywords.len()];
         for s in &graph.similar {
@@ -594,10 +506,7 @@ mod tests {
         assert_eq!((hits[0].chunk, hits[0].hops), (0, 0));
         assert_eq!(hits[0].keywords, [keyword_index(&f.graph, "kraków")]);
         assert_eq!(search(&f, "Levi's Stadium", &options)[0].chunk, 5);
-        assert_eq!(
-            search(&f, "when was the game on February 7, 2016", &options)[0].chunk,
-            5
-        );
+        assert_eq!(search(&f, "when was the game on February 7, 2016", &options)[0].chunk, 5);
         // Loose matches: a word inside a longer keyword, and a shared prefix ("environment").
         assert_eq!(search(&f, "cholecalciferol", &options)[0].chunk, 3);
         assert_eq!(search(&f, "environmental", &options)[0].chunk, 1);
@@ -606,21 +515,11 @@ mod tests {
     #[test]
     fn expansion_reaches_chunks_sharing_a_keyword_with_decay() {
         let f = fixture();
-        let options = GraphSearch {
-            primary: 1,
-            max_depth: 1,
-            decay: 0.5,
-        };
+        let options = GraphSearch { primary: 1, max_depth: 1, decay: 0.5 };
         let hits = search(&f, "vitamin D deficiency", &options);
         assert_eq!((hits[0].chunk, hits[0].hops), (3, 0));
-        let reached = hits
-            .iter()
-            .find(|h| h.chunk == 4)
-            .expect("chunk 4 at hop 1");
-        let weight = f.per_chunk[4]
-            .iter()
-            .find(|k| k.key == "vitamin d defici")
-            .map(|k| k.weight);
+        let reached = hits.iter().find(|h| h.chunk == 4).expect("chunk 4 at hop 1");
+        let weight = f.per_chunk[4].iter().find(|k| k.key == "vitamin d defici").map(|k| k.weight);
         assert_eq!(reached.hops, 1);
         assert!((reached.score - hits[0].score * 0.5 * weight.unwrap_or_default()).abs() < 1e-5);
         assert_eq!(reached.keywords, hits[0].keywords);
@@ -629,19 +528,11 @@ mod tests {
     #[test]
     fn depth_zero_returns_only_primary_chunks() {
         let f = fixture();
-        let options = GraphSearch {
-            primary: 1,
-            max_depth: 0,
-            decay: 0.5,
-        };
+        let options = GraphSearch { primary: 1, max_depth: 0, decay: 0.5 };
         let hits = search(&f, "vitamin D deficiency", &options);
         assert_eq!(hits.len(), 1);
         assert_eq!(hits[0].hops, 0);
-        let options = GraphSearch {
-            primary: 1,
-            max_depth: 2,
-            decay: 0.5,
-        };
+        let options = GraphSearch { primary: 1, max_depth: 2, decay: 0.5 };
         let hits = search(&f, "Where is Kraków?", &options);
         assert_eq!(
             hits.iter().map(|h| (h.chunk, h.hops)).collect::<Vec<_>>(),
@@ -653,22 +544,13 @@ mod tests {
     fn unknown_queries_find_nothing() {
         let f = fixture();
         let options = GraphSearch::default();
-        for query in [
-            "",
-            "   ",
-            "?!",
-            "the of and",
-            "zebra quokka xylophone",
-            "2024-13-45",
-        ] {
+        for query in ["", "   ", "?!", "the of and", "zebra quokka xylophone", "2024-13-45"] {
             assert!(search(&f, query, &options).is_empty(), "{query}");
         }
         let empty = GraphIndex::new(&KeywordGraph::default(), &[], 0);
         assert_eq!(empty.edge_count(), 0);
         assert!(
-            empty
-                .search(&KeywordGraph::default(), "Warsaw", &f.analyzer, 5, &options)
-                .is_empty()
+            empty.search(&KeywordGraph::default(), "Warsaw", &f.analyzer, 5, &options).is_empty()
         );
     }
 }

@@ -87,12 +87,7 @@ impl GraphIndex {
         let direct = self.direct_scores(graph, &matches);
         let mut primary: Vec<GraphHit> = direct
             .into_iter()
-            .map(|(chunk, (score, keywords))| GraphHit {
-                chunk,
-                score,
-                keywords,
-                hops: 0,
-            })
+            .map(|(chunk, (score, keywords))| GraphHit { chunk, score, keywords, hops: 0 })
             .collect();
         sort_hits(&mut primary);
         primary.truncate(options.primary);
@@ -121,11 +116,7 @@ impl GraphIndex {
                     continue;
                 };
                 let quality = FUZZY * worth / similar::key_words(&node.key).len().max(1) as f32;
-                matches.loose.push(LooseMatch {
-                    query_word,
-                    keyword,
-                    quality,
-                });
+                matches.loose.push(LooseMatch { query_word, keyword, quality });
             }
         }
         matches
@@ -138,9 +129,7 @@ impl GraphIndex {
         let mut found: Vec<(u32, f32)> = self.postings(word).iter().map(|&k| (k, 1.0)).collect();
         let prefix: String = word.chars().take(PREFIX).collect();
         if prefix.chars().count() == PREFIX {
-            let start = self
-                .words
-                .partition_point(|(w, _)| w.as_str() < prefix.as_str());
+            let start = self.words.partition_point(|(w, _)| w.as_str() < prefix.as_str());
             let similar = self.words[start..]
                 .iter()
                 .take_while(|(w, _)| w.starts_with(&prefix))
@@ -169,10 +158,7 @@ impl GraphIndex {
     ) -> HashMap<u32, (f32, Vec<u32>)> {
         let total = self.chunks.max(1) as f32;
         let idf = |keyword: u32| {
-            let frequency = graph
-                .keywords
-                .get(keyword as usize)
-                .map_or(1, |k| k.chunks.max(1));
+            let frequency = graph.keywords.get(keyword as usize).map_or(1, |k| k.chunks.max(1));
             (1.0 + total / frequency as f32).ln()
         };
         let mut scores: HashMap<u32, (f32, Vec<u32>)> = HashMap::new();
@@ -248,15 +234,7 @@ impl GraphIndex {
                     let better = reached.get(&to).is_none_or(|hit| score > hit.score);
                     if better {
                         let keywords = from.keywords.clone();
-                        reached.insert(
-                            to,
-                            GraphHit {
-                                chunk: to,
-                                score,
-                                keywords,
-                                hops: hop,
-                            },
-                        );
+                        reached.insert(to, GraphHit { chunk: to, score, keywords, hops: hop });
                         next.push((score, to));
                     }
                 }
@@ -272,25 +250,16 @@ impl GraphIndex {
     /// of the chunk to the [`FAN_OUT`] chunks it weighs most in (strength × weight there), and
     /// to the chunks before and after it (strength 1).
     fn links(&self, chunk: u32, related: &HashMap<u32, f32>) -> Vec<(u32, f32)> {
-        let mut links: Vec<(u32, f32)> = self
-            .neighbours_in_document(chunk)
-            .map(|c| (c, 1.0))
-            .collect();
+        let mut links: Vec<(u32, f32)> =
+            self.neighbours_in_document(chunk).map(|c| (c, 1.0)).collect();
         for (keyword, _) in self.keywords_of(chunk) {
             let Some(&strength) = related.get(&keyword) else {
                 continue;
             };
-            let mut targets: Vec<(u32, f32)> = self
-                .chunks_of(keyword)
-                .filter(|&(c, _)| c != chunk)
-                .collect();
+            let mut targets: Vec<(u32, f32)> =
+                self.chunks_of(keyword).filter(|&(c, _)| c != chunk).collect();
             targets.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-            links.extend(
-                targets
-                    .into_iter()
-                    .take(FAN_OUT)
-                    .map(|(c, w)| (c, strength * w)),
-            );
+            links.extend(targets.into_iter().take(FAN_OUT).map(|(c, w)| (c, strength * w)));
         }
         links
     }

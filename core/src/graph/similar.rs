@@ -42,13 +42,7 @@ pub(super) fn similarities(keywords: &[KeywordNode], config: &GraphConfig) -> Ve
     let mut candidates = Vec::new();
     let mut shared = vec![0u32; keywords.len()];
     for a in 0..words.len() {
-        candidates.extend(best_partners(
-            a as u32,
-            &words,
-            &postings,
-            &mut shared,
-            config,
-        ));
+        candidates.extend(best_partners(a as u32, &words, &postings, &mut shared, config));
     }
     limit_degree(candidates, keywords.len(), config.max_similar)
 }
@@ -84,22 +78,15 @@ fn best_partners(
             })
         })
         .collect();
-    found.sort_by(|x, y| {
-        y.score
-            .total_cmp(&x.score)
-            .then_with(|| (x.a, x.b).cmp(&(y.a, y.b)))
-    });
+    found.sort_by(|x, y| y.score.total_cmp(&x.score).then_with(|| (x.a, x.b).cmp(&(y.a, y.b))));
     found.truncate(config.max_similar);
     found
 }
 
 /// Keeps candidate pairs best first while both keywords have fewer than `max` edges.
 fn limit_degree(mut candidates: Vec<Similarity>, keywords: usize, max: usize) -> Vec<Similarity> {
-    candidates.sort_by(|x, y| {
-        y.score
-            .total_cmp(&x.score)
-            .then_with(|| (x.a, x.b).cmp(&(y.a, y.b)))
-    });
+    candidates
+        .sort_by(|x, y| y.score.total_cmp(&x.score).then_with(|| (x.a, x.b).cmp(&(y.a, y.b))));
     candidates.dedup_by_key(|s| (s.a, s.b));
     let mut degree = vec![0usize; keywords];
     let mut kept: Vec<Similarity> = candidates

@@ -86,11 +86,11 @@ mod tests {
     #[test]
     fn rrf_rewards_agreement_between_lists() {
         let a = list(&[(1, 9.0), (2, 8.0), (3, 1.0)]);
-        let b = list(&[(3, 0.9), (2, 0.8), (4, 0.1)]);
+        let b = list(&[(2, 0.9), (3, 0.8), (4, 0.1)]);
         let lists = [Ranked { hits: &a, weight: 1.0 }, Ranked { hits: &b, weight: 1.0 }];
         let fused = reciprocal_rank(&lists, 60.0, 10);
         assert_eq!(fused[0].chunk, 2);
-        assert!((fused[0].score - 2.0 / 62.0).abs() < 1e-7);
+        assert!((fused[0].score - (1.0 / 62.0 + 1.0 / 61.0)).abs() < 1e-7);
         assert_eq!(fused.len(), 4);
         assert_eq!(fused.last().map(|s| s.chunk), Some(4));
     }

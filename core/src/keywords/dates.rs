@@ -63,11 +63,9 @@ pub(crate) fn date_at(tokens: &[Token<'_>], i: usize) -> Option<DateMatch> {
     let (t0, t1) = (at(0)?, at(1)?);
     let t2 = at(2);
     // January 5, 2020
-    if let (Some(m), Some(d), Some(y)) = (
-        month(t0),
-        day(t1),
-        t2.and_then(|t| year_after(t, &[",", ""])),
-    ) && t1.gap.trim().is_empty()
+    if let (Some(m), Some(d), Some(y)) =
+        (month(t0), day(t1), t2.and_then(|t| year_after(t, &[",", ""])))
+        && t1.gap.trim().is_empty()
     {
         return full(y, m, d, 3);
     }
@@ -81,11 +79,8 @@ pub(crate) fn date_at(tokens: &[Token<'_>], i: usize) -> Option<DateMatch> {
     if let (Some(y), Some(t2)) = (year(t0.text), t2) {
         let sep = t1.gap;
         if (sep == "-" || sep == "/") && t2.gap == sep {
-            let two = |t: &Token<'_>| {
-                (t.text.len() == 2)
-                    .then(|| t.text.parse::<u32>().ok())
-                    .flatten()
-            };
+            let two =
+                |t: &Token<'_>| (t.text.len() == 2).then(|| t.text.parse::<u32>().ok()).flatten();
             if let (Some(m), Some(d)) = (two(t1), two(t2)) {
                 return full(y, m, d, 3);
             }
@@ -93,11 +88,7 @@ pub(crate) fn date_at(tokens: &[Token<'_>], i: usize) -> Option<DateMatch> {
     }
     // Jan. 2020, January 2020
     let (m, y) = (month(t0)?, year_after(t1, &[".", ",", ""])?);
-    Some(DateMatch {
-        start: i,
-        len: 2,
-        key: format!("{y:04}-{m:02}"),
-    })
+    Some(DateMatch { start: i, len: 2, key: format!("{y:04}-{m:02}") })
 }
 
 /// The month number of a capitalised month name or abbreviation.
@@ -106,34 +97,25 @@ fn month(token: &Token<'_>) -> Option<u32> {
         return None;
     }
     let lower = token.text.to_lowercase();
-    MONTHS
-        .iter()
-        .find(|(name, _)| *name == lower)
-        .map(|&(_, m)| m)
+    MONTHS.iter().find(|(name, _)| *name == lower).map(|&(_, m)| m)
 }
 
 /// A day of the month written with one or two digits.
 fn day(token: &Token<'_>) -> Option<u32> {
     let text = token.text;
     let ok = (1..=2).contains(&text.len()) && text.bytes().all(|b| b.is_ascii_digit());
-    ok.then(|| text.parse().ok())
-        .flatten()
-        .filter(|d| (1..=31).contains(d))
+    ok.then(|| text.parse().ok()).flatten().filter(|d| (1..=31).contains(d))
 }
 
 /// A year 1000–2099 written with four digits.
 fn year(text: &str) -> Option<u32> {
     let ok = text.len() == 4 && text.bytes().all(|b| b.is_ascii_digit());
-    ok.then(|| text.parse().ok())
-        .flatten()
-        .filter(|y| (1000..=2099).contains(y))
+    ok.then(|| text.parse().ok()).flatten().filter(|y| (1000..=2099).contains(y))
 }
 
 /// The year in `token` when the punctuation before it (whitespace aside) is one of `gaps`.
 fn year_after(token: &Token<'_>, gaps: &[&str]) -> Option<u32> {
-    gaps.contains(&token.gap.trim())
-        .then(|| year(token.text))
-        .flatten()
+    gaps.contains(&token.gap.trim()).then(|| year(token.text)).flatten()
 }
 
 /// Whether `day` exists in `month` of `year`.
@@ -161,11 +143,7 @@ pub(crate) fn number_key(text: &str) -> Option<String> {
     if digits.len() < 2 {
         return None;
     }
-    Some(if frac.is_empty() {
-        digits.to_owned()
-    } else {
-        format!("{digits}.{frac}")
-    })
+    Some(if frac.is_empty() { digits.to_owned() } else { format!("{digits}.{frac}") })
 }
 
 /// Whether `int` is digits, optionally grouped by commas in threes (`12,345`).
@@ -216,10 +194,7 @@ mod tests {
             ["1999-12-15"]
         );
         // Forms absent from the sample corpora, written in their style.
-        assert_eq!(
-            dates("Enrollment closed in Jan. 2020 at all sites."),
-            ["2020-01"]
-        );
+        assert_eq!(dates("Enrollment closed in Jan. 2020 at all sites."), ["2020-01"]);
         assert_eq!(dates("Follow-up ended in January 2020."), ["2020-01"]);
         assert_eq!(
             dates("Samples were taken on 2020-01-05 and 2020/01/05."),

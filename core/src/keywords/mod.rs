@@ -90,12 +90,7 @@ pub struct KeywordConfig {
 
 impl Default for KeywordConfig {
     fn default() -> Self {
-        Self {
-            max_per_chunk: 12,
-            max_words: 3,
-            max_df: 0.03,
-            keep: Vec::new(),
-        }
+        Self { max_per_chunk: 12, max_words: 3, max_df: 0.03, keep: Vec::new() }
     }
 }
 
@@ -107,11 +102,7 @@ pub fn extract(text: &str, config: &KeywordConfig, analyzer: &Analyzer) -> Vec<K
     let keys: Vec<Option<String>> = tokens
         .iter()
         .zip(&excluded)
-        .map(|(t, &skip)| {
-            (!skip && t.has_letter())
-                .then(|| word_key(t.text, analyzer))
-                .flatten()
-        })
+        .map(|(t, &skip)| (!skip && t.has_letter()).then(|| word_key(t.text, analyzer)).flatten())
         .collect();
     let mut candidates = Candidates::new(text, &tokens, &keys);
     let runs = names::name_runs(&tokens, &excluded);
@@ -155,17 +146,8 @@ fn push_literal(found: &mut Vec<Keyword>, key: String, display: &str, kind: Keyw
     if found.iter().any(|k| k.key == key) {
         return;
     }
-    let weight = if kind == KeywordKind::Date {
-        DATE_WEIGHT
-    } else {
-        NUMBER_WEIGHT
-    };
-    found.push(Keyword {
-        key,
-        display: display.to_owned(),
-        kind,
-        weight,
-    });
+    let weight = if kind == KeywordKind::Date { DATE_WEIGHT } else { NUMBER_WEIGHT };
+    found.push(Keyword { key, display: display.to_owned(), kind, weight });
 }
 
 /// Adds every phrase n-gram: 1..=`max_words` tokens in one stretch without punctuation, dates
@@ -212,10 +194,7 @@ fn add_phrases(
 /// every part is a stop word. A single letter other than "a" and "i" is kept ("vitamin D"),
 /// and an acronym's plural `s` is dropped (`GSCs` → `gsc`).
 pub(crate) fn word_key(word: &str, analyzer: &Analyzer) -> Option<String> {
-    let parts: Vec<String> = word
-        .split('-')
-        .filter_map(|part| part_key(part, analyzer))
-        .collect();
+    let parts: Vec<String> = word.split('-').filter_map(|part| part_key(part, analyzer)).collect();
     (!parts.is_empty()).then(|| parts.join(" "))
 }
 
@@ -257,36 +236,25 @@ struct Candidates<'a> {
 
 impl<'a> Candidates<'a> {
     fn new(text: &'a str, tokens: &'a [Token<'a>], keys: &'a [Option<String>]) -> Self {
-        Self {
-            text,
-            tokens,
-            keys,
-            by_key: HashMap::new(),
-        }
+        Self { text, tokens, keys, by_key: HashMap::new() }
     }
 
     /// Records the tokens `span` as a candidate of `kind`; names and acronyms outrank phrases
     /// with the same key.
     fn add(&mut self, span: Range<usize>, kind: KeywordKind) {
-        let words: Vec<&str> = self.keys[span.clone()]
-            .iter()
-            .flatten()
-            .map(String::as_str)
-            .collect();
+        let words: Vec<&str> =
+            self.keys[span.clone()].iter().flatten().map(String::as_str).collect();
         // A lone letter ("K" in "K(D)") is no keyword.
         if words.is_empty() || (words.len() == 1 && words[0].chars().nth(1).is_none()) {
             return;
         }
         let display = &self.text[self.tokens[span.start].start..self.tokens[span.end - 1].end];
-        let entry = self
-            .by_key
-            .entry(words.join(" "))
-            .or_insert_with(|| Candidate {
-                kind,
-                display: (span.start, display.to_owned()),
-                starts: Vec::new(),
-                span: span.clone(),
-            });
+        let entry = self.by_key.entry(words.join(" ")).or_insert_with(|| Candidate {
+            kind,
+            display: (span.start, display.to_owned()),
+            starts: Vec::new(),
+            span: span.clone(),
+        });
         if !entry.starts.contains(&span.start) {
             entry.starts.push(span.start);
         }
@@ -314,10 +282,7 @@ impl<'a> Candidates<'a> {
                 (key, c, score)
             })
             .collect();
-        let best = scored
-            .iter()
-            .map(|(_, _, s)| *s)
-            .fold(f32::INFINITY, f32::min);
+        let best = scored.iter().map(|(_, _, s)| *s).fold(f32::INFINITY, f32::min);
         scored
             .into_iter()
             .map(|(key, c, score)| Keyword {
@@ -334,11 +299,7 @@ impl<'a> Candidates<'a> {
 ///
 /// A phrase never removes a name or an acronym ("quarterback Cam Newton" leaves "Cam Newton").
 fn best_distinct(mut found: Vec<Keyword>, max: usize) -> Vec<Keyword> {
-    found.sort_by(|a, b| {
-        b.weight
-            .total_cmp(&a.weight)
-            .then_with(|| a.key.cmp(&b.key))
-    });
+    found.sort_by(|a, b| b.weight.total_cmp(&a.weight).then_with(|| a.key.cmp(&b.key)));
     let mut kept: Vec<Keyword> = Vec::new();
     for keyword in found {
         if kept.len() == max {
@@ -413,19 +374,16 @@ pub(crate) fn query_keys(query: &str, analyzer: &Analyzer) -> QueryKeys {
     let tokens = tokenize(query);
     let mut literal = Vec::new();
     let excluded = literals(query, &tokens, &mut literal);
-    let mut out = QueryKeys {
-        exact: literal.into_iter().map(|k| k.key).collect(),
-        words: Vec::new(),
-    };
+    let mut out =
+        QueryKeys { exact: literal.into_iter().map(|k| k.key).collect(), words: Vec::new() };
     let mut stretch: Vec<String> = Vec::new();
     for (token, skip) in tokens.iter().zip(excluded) {
         if token.broken() || skip || !token.has_letter() {
             add_ngrams(&mut out.exact, &stretch);
             stretch.clear();
         }
-        if let Some(key) = (!skip && token.has_letter())
-            .then(|| word_key(token.text, analyzer))
-            .flatten()
+        if let Some(key) =
+            (!skip && token.has_letter()).then(|| word_key(token.text, analyzer)).flatten()
         {
             stretch.push(key);
         }
@@ -457,10 +415,7 @@ mod tests {
     fn keywords(text: &str) -> Vec<Keyword> {
         extract(
             text,
-            &KeywordConfig {
-                max_per_chunk: 50,
-                ..KeywordConfig::default()
-            },
+            &KeywordConfig { max_per_chunk: 50, ..KeywordConfig::default() },
             &Analyzer::new(),
         )
     }
@@ -505,10 +460,7 @@ mod tests {
         );
         let technology = find(&found, "Warsaw University of Technology").expect("long name");
         assert_eq!(technology.kind, KeywordKind::Name);
-        assert_eq!(
-            find(&found, "Kraków").map(|k| k.kind),
-            Some(KeywordKind::Name)
-        );
+        assert_eq!(find(&found, "Kraków").map(|k| k.kind), Some(KeywordKind::Name));
         // "The" opens the sentence: it is neither a name nor part of one.
         assert!(found.iter().all(|k| !k.display.starts_with("The")));
     }
@@ -518,18 +470,11 @@ mod tests {
         let found = keywords(CYTOKINES);
         for (display, key) in [("IL-6", "il 6"), ("mRNA", "mrna"), ("GSCs", "gsc")] {
             let k = find(&found, display).unwrap_or_else(|| panic!("{display} in {found:?}"));
-            assert_eq!(
-                (k.key.as_str(), k.kind),
-                (key, KeywordKind::Acronym),
-                "{display}"
-            );
+            assert_eq!((k.key.as_str(), k.kind), (key, KeywordKind::Acronym), "{display}");
         }
         // The COVID-19 form, absent from SciFact (2020): written in its style.
         let found = keywords("Patients with COVID-19 had higher IL-6 levels.");
-        assert_eq!(
-            find(&found, "COVID-19").map(|k| k.kind),
-            Some(KeywordKind::Acronym)
-        );
+        assert_eq!(find(&found, "COVID-19").map(|k| k.kind), Some(KeywordKind::Acronym));
     }
 
     #[test]
@@ -551,10 +496,7 @@ mod tests {
             assert!(numbers.contains(&n), "{n} in {numbers:?}");
         }
         let found = keywords(WARSAW);
-        assert_eq!(
-            find(&found, "1816").map(|k| k.kind),
-            Some(KeywordKind::Number)
-        );
+        assert_eq!(find(&found, "1816").map(|k| k.kind), Some(KeywordKind::Number));
         assert_eq!(find(&found, "2,000").map(|k| k.key.as_str()), Some("2000"));
     }
 
@@ -562,16 +504,10 @@ mod tests {
     fn key_is_stemmed_and_display_is_the_surface_form() {
         let found = keywords(VITAMIN_D);
         let k = find(&found, "vitamin D deficiency").expect("phrase");
-        assert_eq!(
-            (k.key.as_str(), k.kind),
-            ("vitamin d defici", KeywordKind::Phrase)
-        );
+        assert_eq!((k.key.as_str(), k.kind), ("vitamin d defici", KeywordKind::Phrase));
         assert_eq!(find(&found, "Levi's Stadium"), None);
         let found = keywords(SUPER_BOWL);
-        assert_eq!(
-            find(&found, "Levi's Stadium").map(|k| k.key.as_str()),
-            Some("levi stadium")
-        );
+        assert_eq!(find(&found, "Levi's Stadium").map(|k| k.key.as_str()), Some("levi stadium"));
     }
 
     #[test]
@@ -588,31 +524,20 @@ mod tests {
     }
 
     fn keyword(key: &str, kind: KeywordKind, weight: f32) -> Keyword {
-        Keyword {
-            key: key.into(),
-            display: key.into(),
-            kind,
-            weight,
-        }
+        Keyword { key: key.into(), display: key.into(), kind, weight }
     }
 
     #[test]
     fn contained_keys_go_only_when_the_container_is_better() {
         let phrase = KeywordKind::Phrase;
         let kept = best_distinct(
-            vec![
-                keyword("vitamin d", phrase, 0.5),
-                keyword("vitamin d defici", phrase, 0.9),
-            ],
+            vec![keyword("vitamin d", phrase, 0.5), keyword("vitamin d defici", phrase, 0.9)],
             10,
         );
         assert_eq!(kept.len(), 1);
         assert_eq!(kept[0].key, "vitamin d defici");
         let kept = best_distinct(
-            vec![
-                keyword("vitamin d", phrase, 0.9),
-                keyword("vitamin d defici", phrase, 0.5),
-            ],
+            vec![keyword("vitamin d", phrase, 0.9), keyword("vitamin d defici", phrase, 0.5)],
             10,
         );
         assert_eq!(kept.len(), 2);
@@ -635,10 +560,8 @@ mod tests {
         let name = KeywordKind::Name;
         let mut per_chunk: Vec<Vec<Keyword>> = (0..10)
             .map(|i| {
-                let mut chunk = vec![
-                    keyword("warsaw", name, 0.9),
-                    keyword(&format!("topic {i}"), name, 0.8),
-                ];
+                let mut chunk =
+                    vec![keyword("warsaw", name, 0.9), keyword(&format!("topic {i}"), name, 0.8)];
                 if i < 3 {
                     chunk.push(keyword("vistula", name, 0.7));
                 }
@@ -649,29 +572,13 @@ mod tests {
             })
             .collect();
         // 10 chunks: limit max(ceil(0.03 · 10), 2) = 2.
-        let config = KeywordConfig {
-            keep: vec!["VISTULA".into()],
-            ..KeywordConfig::default()
-        };
+        let config = KeywordConfig { keep: vec!["VISTULA".into()], ..KeywordConfig::default() };
         let mut copy = per_chunk.clone();
         assert_eq!(filter_frequent(&mut copy, &config), 1);
         assert!(copy.iter().all(|c| c.iter().all(|k| k.key != "warsaw")));
-        assert_eq!(
-            copy.iter()
-                .filter(|c| c.iter().any(|k| k.key == "vistula"))
-                .count(),
-            3
-        );
-        assert_eq!(
-            copy.iter()
-                .filter(|c| c.iter().any(|k| k.key == "polish academi"))
-                .count(),
-            2
-        );
-        assert_eq!(
-            filter_frequent(&mut per_chunk, &KeywordConfig::default()),
-            2
-        );
+        assert_eq!(copy.iter().filter(|c| c.iter().any(|k| k.key == "vistula")).count(), 3);
+        assert_eq!(copy.iter().filter(|c| c.iter().any(|k| k.key == "polish academi")).count(), 2);
+        assert_eq!(filter_frequent(&mut per_chunk, &KeywordConfig::default()), 2);
     }
 
     #[test]

@@ -12,9 +12,8 @@ use super::tokens::{Casing, Token, casing, is_acronym, is_heading};
 use crate::text::is_stop_word;
 
 /// Lower-case words allowed inside a name, before another capitalised word.
-const CONNECTORS: &[&str] = &[
-    "da", "de", "del", "della", "der", "di", "du", "la", "le", "of", "the", "van", "von",
-];
+const CONNECTORS: &[&str] =
+    &["da", "de", "del", "della", "der", "di", "du", "la", "le", "of", "the", "van", "von"];
 
 /// At most this many connectors in a row ("of the").
 const MAX_CONNECTORS: usize = 2;
@@ -105,21 +104,9 @@ mod tests {
         let text = "The University of Warsaw was established in 1816, when the partitions of \
                     Poland separated Warsaw from the oldest and most influential Polish academic \
                     center, in Kraków.";
-        assert_eq!(
-            names(text),
-            [
-                "University of Warsaw",
-                "Poland",
-                "Warsaw",
-                "Polish",
-                "Kraków"
-            ]
-        );
+        assert_eq!(names(text), ["University of Warsaw", "Poland", "Warsaw", "Polish", "Kraków"]);
         let text = "most notably the Polish Academy of Sciences and the University of Warsaw";
-        assert_eq!(
-            names(text),
-            ["Polish Academy of Sciences", "University of Warsaw"]
-        );
+        assert_eq!(names(text), ["Polish Academy of Sciences", "University of Warsaw"]);
     }
 
     #[test]

@@ -106,14 +106,7 @@ pub(crate) fn tokenize(text: &str) -> Vec<Token<'_>> {
             continue;
         }
         let first = tokens.last().is_none_or(|t| t.sentence != sentence);
-        tokens.push(Token {
-            text: word,
-            start,
-            end: start + word.len(),
-            gap,
-            sentence,
-            first,
-        });
+        tokens.push(Token { text: word, start, end: start + word.len(), gap, sentence, first });
     }
     tokens
 }
@@ -134,12 +127,7 @@ mod tests {
         // SciFact 164985 (shortened) and a number range.
         let text = "the cytokine IL-6 in RAW264.7 cells, 1939-1945.";
         let words: Vec<&str> = tokenize(text).iter().map(|t| t.text).collect();
-        assert_eq!(
-            words,
-            [
-                "the", "cytokine", "IL-6", "in", "RAW264.7", "cells", "1939", "1945"
-            ]
-        );
+        assert_eq!(words, ["the", "cytokine", "IL-6", "in", "RAW264.7", "cells", "1939", "1945"]);
     }
 
     #[test]

@@ -63,11 +63,7 @@ pub(crate) fn candidate_score(words: &[f32], tf: usize) -> f32 {
 /// scoring 10× worse 2/3, 100× worse 1/2 (scores of a chunk span several orders of magnitude).
 pub(crate) fn weight(score: f32, best: f32) -> f32 {
     let ratio = (score / best).max(1.0);
-    if ratio.is_finite() {
-        1.0 / (1.0 + ratio.log10() / 2.0)
-    } else {
-        f32::MIN_POSITIVE
-    }
+    if ratio.is_finite() { 1.0 / (1.0 + ratio.log10() / 2.0) } else { f32::MIN_POSITIVE }
 }
 
 /// Counts per word key, in key order (so sums over them are reproducible).

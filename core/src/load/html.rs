@@ -52,10 +52,7 @@ const BLOCKS: &[&str] = &[
 
 pub(super) fn load(bytes: &[u8]) -> Result<Document> {
     let html = Html::parse_document(&String::from_utf8_lossy(bytes));
-    let mut walker = Walker {
-        b: DocumentBuilder::new(),
-        buf: String::new(),
-    };
+    let mut walker = Walker { b: DocumentBuilder::new(), buf: String::new() };
     let head = first_element(html.root_element(), "head");
     if let Some(title) = head.and_then(|head| first_element(head, "title")) {
         walker.b.title(&visible_text(title));
@@ -80,9 +77,7 @@ fn content_roots(html: &Html) -> Vec<ElementRef<'_>> {
     let articles: Vec<ElementRef<'_>> = elements(root)
         .filter(|e| e.value().name() == "article")
         .filter(|e| {
-            !e.ancestors()
-                .filter_map(ElementRef::wrap)
-                .any(|a| a.value().name() == "article")
+            !e.ancestors().filter_map(ElementRef::wrap).any(|a| a.value().name() == "article")
         })
         .collect();
     if !articles.is_empty() {
@@ -132,19 +127,12 @@ fn visible_text(element: ElementRef<'_>) -> String {
 
 /// A table as rows of cells joined by `" | "`, one row per line.
 fn table_text(table: ElementRef<'_>) -> String {
-    let rows = elements(table)
-        .filter(|e| e.value().name() == "tr")
-        .map(|row| {
-            let cells = row.children().filter_map(ElementRef::wrap);
-            let cells = cells.filter(|c| matches!(c.value().name(), "td" | "th"));
-            cells
-                .map(|c| visible_text(c))
-                .collect::<Vec<_>>()
-                .join(" | ")
-        });
-    rows.filter(|row| !row.replace('|', "").trim().is_empty())
-        .collect::<Vec<_>>()
-        .join("\n")
+    let rows = elements(table).filter(|e| e.value().name() == "tr").map(|row| {
+        let cells = row.children().filter_map(ElementRef::wrap);
+        let cells = cells.filter(|c| matches!(c.value().name(), "td" | "th"));
+        cells.map(|c| visible_text(c)).collect::<Vec<_>>().join(" | ")
+    });
+    rows.filter(|row| !row.replace('|', "").trim().is_empty()).collect::<Vec<_>>().join("\n")
 }
 
 /// Walks the content tree, collecting inline text until a block boundary.
@@ -184,8 +172,7 @@ impl Walker {
             }
             "pre" => {
                 self.flush(kind);
-                self.b
-                    .block(BlockKind::Code, &element.text().collect::<String>(), None);
+                self.b.block(BlockKind::Code, &element.text().collect::<String>(), None);
             }
             "table" => {
                 self.flush(kind);
@@ -218,10 +205,7 @@ mod tests {
     use super::*;
 
     fn blocks(doc: &Document) -> Vec<(BlockKind, &str)> {
-        doc.blocks
-            .iter()
-            .map(|b| (b.kind, doc.block_text(b)))
-            .collect()
+        doc.blocks.iter().map(|b| (b.kind, doc.block_text(b))).collect()
     }
 
     #[test]
@@ -297,28 +281,17 @@ mod tests {
         ] {
             assert!(!doc.text.contains(noise), "{noise:?} leaked into the text");
         }
-        let find = |start: &str| {
-            doc.blocks
-                .iter()
-                .find(|b| doc.block_text(b).starts_with(start))
-        };
+        let find = |start: &str| doc.blocks.iter().find(|b| doc.block_text(b).starts_with(start));
         let loose = find("A computational problem can be viewed").expect("present");
         assert_eq!(loose.kind, BlockKind::Paragraph);
         assert_eq!(
             doc.section_path(loose.section),
-            [
-                "Computational complexity theory",
-                "Computational problems",
-                "Problem instances"
-            ]
+            ["Computational complexity theory", "Computational problems", "Problem instances"]
         );
         let table = find("Class | Resource").expect("present");
         assert_eq!(table.kind, BlockKind::Table);
         assert_eq!(doc.block_text(table).lines().count(), 4);
-        assert!(
-            doc.block_text(table)
-                .contains("NP | nondeterministic time | polynomial")
-        );
+        assert!(doc.block_text(table).contains("NP | nondeterministic time | polynomial"));
         let items: Vec<&str> = doc
             .blocks
             .iter()

@@ -172,11 +172,7 @@ impl Loader {
 /// The text of an HTML block without its tags and comments (`<b>Note</b>` gives `Note`);
 /// nothing for a `<script>` or `<style>` block.
 fn strip_tags(html: &str) -> String {
-    let start = html
-        .trim_start()
-        .get(..7)
-        .unwrap_or_default()
-        .to_ascii_lowercase();
+    let start = html.trim_start().get(..7).unwrap_or_default().to_ascii_lowercase();
     if start.starts_with("<script") || start.starts_with("<style") {
         return String::new();
     }
@@ -184,14 +180,8 @@ fn strip_tags(html: &str) -> String {
     let mut rest = html;
     while let Some(open) = rest.find('<') {
         text.push_str(&rest[..open]);
-        let close = if rest[open..].starts_with("<!--") {
-            "-->"
-        } else {
-            ">"
-        };
-        rest = rest[open..]
-            .find(close)
-            .map_or("", |end| &rest[open + end + close.len()..]);
+        let close = if rest[open..].starts_with("<!--") { "-->" } else { ">" };
+        rest = rest[open..].find(close).map_or("", |end| &rest[open + end + close.len()..]);
     }
     text.push_str(rest);
     text
@@ -216,10 +206,7 @@ mod tests {
     use crate::load::Block;
 
     fn blocks(doc: &Document) -> Vec<(BlockKind, &str)> {
-        doc.blocks
-            .iter()
-            .map(|b| (b.kind, doc.block_text(b)))
-            .collect()
+        doc.blocks.iter().map(|b| (b.kind, doc.block_text(b))).collect()
     }
 
     fn path(doc: &Document, block: &Block) -> Vec<String> {
@@ -256,10 +243,7 @@ mod tests {
     fn tables_keep_one_row_per_line() {
         let md = "| Name | Size |\n|------|-----:|\n| *a* | 1 |\n| b | 22 |\n";
         let doc = load(md).expect("loads");
-        assert_eq!(
-            blocks(&doc),
-            [(BlockKind::Table, "Name | Size\na | 1\nb | 22")]
-        );
+        assert_eq!(blocks(&doc), [(BlockKind::Table, "Name | Size\na | 1\nb | 22")]);
     }
 
     #[test]
@@ -269,10 +253,7 @@ mod tests {
         assert_eq!(doc.title, "Field notes");
         assert_eq!(
             blocks(&doc),
-            [
-                (BlockKind::Heading, "Heading"),
-                (BlockKind::Paragraph, "Body.")
-            ]
+            [(BlockKind::Heading, "Heading"), (BlockKind::Paragraph, "Body.")]
         );
         let toml = load("+++\ntitle = 'Toml'\n+++\n\nBody.\n").expect("loads");
         assert_eq!(toml.title, "Toml");
@@ -300,33 +281,20 @@ mod tests {
 
     #[test]
     fn real_article_fixture() {
-        let bytes = include_bytes!(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/fixtures/normans.md"
-        ));
+        let bytes =
+            include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/normans.md"));
         let doc = crate::load::load("normans.md", bytes).expect("loads");
         assert_eq!(doc.title, "Normans");
         let heading = |t: &str| {
-            doc.blocks
-                .iter()
-                .position(|b| b.kind == BlockKind::Heading && doc.block_text(b) == t)
+            doc.blocks.iter().position(|b| b.kind == BlockKind::Heading && doc.block_text(b) == t)
         };
         let after = &doc.blocks[heading("Origins").expect("present") + 1];
         assert_eq!(after.kind, BlockKind::Paragraph);
         assert_eq!(path(&doc, after), ["Normans", "History", "Origins"]);
-        assert!(
-            doc.block_text(after)
-                .starts_with("In the course of the 10th century")
-        );
+        assert!(doc.block_text(after).starts_with("In the course of the 10th century"));
         let etymology = &doc.blocks[heading("Etymology").expect("present")];
         assert_eq!(path(&doc, etymology), ["Normans", "Etymology"]);
-        assert_eq!(
-            doc.blocks
-                .iter()
-                .filter(|b| b.kind == BlockKind::Paragraph)
-                .count(),
-            5
-        );
+        assert_eq!(doc.blocks.iter().filter(|b| b.kind == BlockKind::Paragraph).count(), 5);
         assert!(doc.blocks.iter().all(|b| !doc.block_text(b).contains('\n')));
         assert_eq!(doc.text.matches("\n\n").count() + 1, doc.blocks.len());
     }

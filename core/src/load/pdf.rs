@@ -45,25 +45,18 @@ pub(super) fn load(bytes: &[u8]) -> Result<Document> {
     }
     let doc = b.finish();
     if doc.blocks.is_empty() {
-        return Err(Error::Pdf(
-            "no extractable text (a scanned document?)".to_owned(),
-        ));
+        return Err(Error::Pdf("no extractable text (a scanned document?)".to_owned()));
     }
     Ok(doc)
 }
 
 /// Rejects bytes that are not a PDF before handing them to the parser.
 fn check_header(bytes: &[u8]) -> Result<()> {
-    let start = bytes
-        .iter()
-        .position(|b| !b.is_ascii_whitespace())
-        .unwrap_or(bytes.len());
+    let start = bytes.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(bytes.len());
     if bytes[start..].starts_with(b"%PDF-") {
         Ok(())
     } else {
-        Err(Error::Pdf(
-            "not a PDF file (it does not start with %PDF-)".to_owned(),
-        ))
+        Err(Error::Pdf("not a PDF file (it does not start with %PDF-)".to_owned()))
     }
 }
 
@@ -94,10 +87,7 @@ fn extract(bytes: &[u8]) -> Result<Extracted> {
     if pages.is_empty() {
         return Err(Error::Pdf("the document has no pages".to_owned()));
     }
-    Ok(Extracted {
-        title: info_title(&doc),
-        pages,
-    })
+    Ok(Extracted { title: info_title(&doc), pages })
 }
 
 /// The document's `/Info /Title`, if set to a non-empty string.
@@ -112,10 +102,7 @@ fn info_title(doc: &PdfDocument) -> Option<String> {
 
 /// A line with its digits replaced, so "Page 3" and "Page 4" compare equal.
 fn line_shape(line: &str) -> String {
-    let shape: String = line
-        .chars()
-        .map(|c| if c.is_ascii_digit() { '#' } else { c })
-        .collect();
+    let shape: String = line.chars().map(|c| if c.is_ascii_digit() { '#' } else { c }).collect();
     super::collapse_whitespace(&shape)
 }
 
@@ -124,9 +111,7 @@ fn line_shape(line: &str) -> String {
 fn lines_with_edges(page: &str) -> impl Iterator<Item = (&str, bool)> {
     let count = page.lines().filter(|l| !l.trim().is_empty()).count();
     let lines = page.lines().map(str::trim).filter(|l| !l.is_empty());
-    lines
-        .enumerate()
-        .map(move |(i, line)| (line, i < EDGE_LINES || i + EDGE_LINES >= count))
+    lines.enumerate().map(move |(i, line)| (line, i < EDGE_LINES || i + EDGE_LINES >= count))
 }
 
 /// Shapes of the lines that run along the top or bottom of at least half of the pages.
@@ -143,11 +128,7 @@ fn running_lines(pages: &[String]) -> HashSet<String> {
         }
     }
     let threshold = pages.len().div_ceil(2);
-    pages_with
-        .into_iter()
-        .filter(|(_, n)| *n >= threshold)
-        .map(|(shape, _)| shape)
-        .collect()
+    pages_with.into_iter().filter(|(_, n)| *n >= threshold).map(|(shape, _)| shape).collect()
 }
 
 /// A line that is only a page number: "7", "- 7 -", "Page 7", "7 of 12", "vii".
@@ -221,23 +202,14 @@ mod tests {
     fn paragraphs_are_reflowed_and_on_their_page() {
         let doc = spec();
         let find = |start: &str| {
-            let found = doc
-                .blocks
-                .iter()
-                .find(|b| doc.block_text(b).starts_with(start));
+            let found = doc.blocks.iter().find(|b| doc.block_text(b).starts_with(start));
             found.unwrap_or_else(|| panic!("no block starts with {start:?}"))
         };
         let intro = find("Many programs and desktops use the MIME system");
         assert_eq!(intro.page, Some(1));
-        assert!(
-            doc.block_text(intro)
-                .contains("examining the file’s name or contents")
-        );
+        assert!(doc.block_text(intro).contains("examining the file’s name or contents"));
         assert_eq!(find("2.11. Subclassing").page, Some(14));
-        assert_eq!(
-            find("An implementation MAY also get a file’s MIME type").page,
-            Some(14)
-        );
+        assert_eq!(find("An implementation MAY also get a file’s MIME type").page, Some(14));
     }
 
     #[test]
@@ -246,11 +218,7 @@ mod tests {
         let texts: Vec<&str> = doc.blocks.iter().map(|b| doc.block_text(b)).collect();
         // "Shared MIME-info Database" heads every page (the cover included).
         assert!(!texts.contains(&"Shared MIME-info Database"));
-        assert!(
-            texts
-                .iter()
-                .any(|t| t.contains("version 0.21 of the Shared MIME-info Database"))
-        );
+        assert!(texts.iter().any(|t| t.contains("version 0.21 of the Shared MIME-info Database")));
         assert!(!texts.iter().any(|t| t.chars().all(|c| c.is_ascii_digit())));
     }
 
@@ -267,10 +235,7 @@ mod tests {
         assert_eq!(paragraphs(&pages[1], &running), ["Beta text\nends Beta.\n"]);
         assert!(running_lines(&pages[..2]).is_empty());
         let middle = "Report 2024\n\nIntro.\nReport 2024\n42\nmore.\n\nPage 2 of 4\n";
-        assert_eq!(
-            paragraphs(middle, &running),
-            ["Intro.\nReport 2024\n42\nmore.\n"]
-        );
+        assert_eq!(paragraphs(middle, &running), ["Intro.\nReport 2024\n42\nmore.\n"]);
         for line in ["12", "- 12 -", "Page 3", "3 of 10", "xii"] {
             assert!(is_page_number(line), "{line}");
         }

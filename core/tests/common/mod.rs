@@ -3,26 +3,24 @@
 use edgerag_core::{BuildOptions, Bundle, BundleBuilder, Document, load};
 
 /// Reads a file from `core/tests/fixtures/`.
-pub fn fixture(name: &str) -> Vec<u8> {
+pub(crate) fn fixture(name: &str) -> Vec<u8> {
     let path = format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
     std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
 /// The fixture documents (real text: Wikipedia articles via SQuAD, a freedesktop.org spec PDF).
-pub fn documents() -> Vec<Document> {
+pub(crate) fn documents() -> Vec<Document> {
     FIXTURE_DOCUMENTS.iter().map(|name| load(name, &fixture(name)).expect(name)).collect()
 }
 
 /// The fixture documents the pipeline tests index.
-pub const FIXTURE_DOCUMENTS: &[&str] = &[
-    "normans.md",
-    "computational-complexity.html",
-    "shared-mime-info-spec.pdf",
-];
+pub(crate) const FIXTURE_DOCUMENTS: &[&str] =
+    &["normans.md", "computational-complexity.html", "shared-mime-info-spec.pdf"];
 
 /// A bundle of the fixture documents, built with default options and a fixed creation time.
-pub fn bundle() -> Bundle {
-    let options = BuildOptions { corpus: "fixtures".into(), created: 1_700_000_000, ..Default::default() };
+pub(crate) fn bundle() -> Bundle {
+    let options =
+        BuildOptions { corpus: "fixtures".into(), created: 1_700_000_000, ..Default::default() };
     let mut builder = BundleBuilder::new(options).expect("options");
     for doc in documents() {
         builder.add(doc);
