@@ -87,6 +87,13 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         .tempfile_in(dir)
         .with_context(context)?;
     tmp.write_all(bytes).with_context(context)?;
+    // Temporary files are private (0600); a bundle is meant to be shared.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = fs::metadata(path).map_or(0o644, |m| m.permissions().mode());
+        tmp.as_file().set_permissions(fs::Permissions::from_mode(mode)).with_context(context)?;
+    }
     tmp.as_file().sync_all().with_context(context)?;
     tmp.persist(path).map_err(|e| e.error).with_context(context)?;
     Ok(())

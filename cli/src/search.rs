@@ -54,8 +54,13 @@ pub(crate) fn run(args: Args) -> Result<()> {
 
 fn print_hit(hit: &Hit) {
     let mut place = hit.title.clone();
-    if !hit.section.is_empty() {
-        place = format!("{place} › {}", hit.section.join(" › "));
+    // A top-level heading that repeats the title adds nothing to the path.
+    let section = match hit.section.split_first() {
+        Some((first, rest)) if *first == hit.title => rest,
+        _ => &hit.section[..],
+    };
+    if !section.is_empty() {
+        place = format!("{place} › {}", section.join(" › "));
     }
     if let Some(page) = hit.page {
         place = format!("{place} (p. {page})");

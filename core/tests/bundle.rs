@@ -88,3 +88,23 @@ fn payload_with_a_valid_checksum_but_bad_indices_is_refused() {
     let bytes = bundle.to_bytes().unwrap();
     assert!(matches!(Bundle::from_bytes(&bytes), Err(Error::Decode(_))));
 }
+
+/// A bundle written by format version 1, kept to prove that old bundles stay readable.
+/// Made with `edgerag build core/tests/fixtures/normans.md
+/// core/tests/fixtures/computational-complexity.html -o core/tests/fixtures/bundle-v1.bundle
+/// --name fixtures --created 1700000000`; never regenerate it for a new format version, add one.
+#[test]
+fn stored_v1_bundle_still_loads_and_answers() {
+    let bytes = common::fixture("bundle-v1.bundle");
+    assert_eq!(u16::from_le_bytes([bytes[8], bytes[9]]), 1);
+    let searcher = edgerag_core::Searcher::from_bytes(&bytes).unwrap();
+    let manifest = &searcher.bundle().manifest;
+    assert_eq!(manifest.corpus, "fixtures");
+    assert_eq!(manifest.created, 1_700_000_000);
+    assert_eq!(manifest.counts.documents, 2);
+    assert_eq!(manifest.counts.chunks as usize, searcher.bundle().chunks.len());
+    let options = edgerag_core::SearchOptions { k: 1, ..Default::default() };
+    let hits = searcher.search("Rollo swore fealty to King Charles III", &options).unwrap();
+    assert_eq!(hits[0].title, "Normans");
+    assert!(hits[0].text.contains("Rollo"));
+}

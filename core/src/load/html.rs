@@ -67,6 +67,11 @@ pub(super) fn load(bytes: &[u8]) -> Result<Document> {
     Ok(walker.b.finish())
 }
 
+/// The visible text of an HTML fragment (an HTML block inside Markdown), whitespace collapsed.
+pub(super) fn fragment_text(fragment: &str) -> String {
+    visible_text(Html::parse_fragment(fragment).root_element())
+}
+
 /// The elements holding the page's content: the first `<main>`, else the outermost
 /// `<article>`s, else `<body>`.
 fn content_roots(html: &Html) -> Vec<ElementRef<'_>> {

@@ -141,7 +141,14 @@ impl Loader {
         let text = std::mem::take(&mut self.buf);
         match self.raw.take() {
             Some(Raw::Code) => self.b.block(BlockKind::Code, &text, None),
-            Some(Raw::Html) => self.b.block(self.prose_kind(), &strip_tags(&text), None),
+            #[cfg(feature = "html")]
+            Some(Raw::Html) => {
+                let visible = super::html::fragment_text(&text);
+                self.b.block(self.prose_kind(), &visible, None);
+            }
+            // Without an HTML parser, raw HTML blocks are left out rather than indexed as markup.
+            #[cfg(not(feature = "html"))]
+            Some(Raw::Html) => {}
             Some(Raw::FrontMatter(kind)) => {
                 if let Some(title) = front_matter_title(&text, kind) {
                     self.b.title(title);
@@ -167,24 +174,6 @@ impl Loader {
             self.b.block(self.prose_kind(), &text, None);
         }
     }
-}
-
-/// The text of an HTML block without its tags and comments (`<b>Note</b>` gives `Note`);
-/// nothing for a `<script>` or `<style>` block.
-fn strip_tags(html: &str) -> String {
-    let start = html.trim_start().get(..7).unwrap_or_default().to_ascii_lowercase();
-    if start.starts_with("<script") || start.starts_with("<style") {
-        return String::new();
-    }
-    let mut text = String::with_capacity(html.len());
-    let mut rest = html;
-    while let Some(open) = rest.find('<') {
-        text.push_str(&rest[..open]);
-        let close = if rest[open..].starts_with("<!--") { "-->" } else { ">" };
-        rest = rest[open..].find(close).map_or("", |end| &rest[open + end + close.len()..]);
-    }
-    text.push_str(rest);
-    text
 }
 
 /// The `title` entry of YAML (`title: x`) or TOML (`title = "x"`) front matter.
