@@ -1,12 +1,12 @@
 //! `edgerag build`: files and directories in, a corpus bundle out.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result, bail};
 use edgerag_core::bundle::{Progress, Stage};
 use edgerag_core::chunk::ChunkConfig;
-use edgerag_core::{BuildOptions, Bundle, BundleBuilder};
+use edgerag_core::{BuildOptions, Bundle, BundleBuilder, DocKind, Document};
 use indicatif::ProgressBar;
 use serde::Serialize;
 
@@ -126,10 +126,8 @@ pub(crate) fn run(args: Args) -> Result<()> {
     let mut failed = Vec::new();
     for path in &inputs.files {
         bar.set_message(short_name(path));
-        let loaded = files::read(path).and_then(|bytes| {
-            let doc = edgerag_core::load(&path.to_string_lossy(), &bytes);
-            doc.with_context(|| path.display().to_string())
-        });
+        let loaded = files::read(path)
+            .and_then(|bytes| load(path, &bytes).with_context(|| path.display().to_string()));
         match loaded {
             Ok(doc) => {
                 builder.add(doc);
@@ -187,6 +185,20 @@ pub(crate) fn run(args: Args) -> Result<()> {
     Ok(())
 }
 
+/// Loads one document. The PDF parser can panic on malformed files; core turns the panic into
+/// an error, and the default panic message is muted meanwhile so the user sees one clear line.
+fn load(path: &Path, bytes: &[u8]) -> edgerag_core::Result<Document> {
+    let name = path.to_string_lossy();
+    if DocKind::from_path(&name) != Some(DocKind::Pdf) {
+        return edgerag_core::load(&name, bytes);
+    }
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let doc = edgerag_core::load(&name, bytes);
+    std::panic::set_hook(hook);
+    doc
+}
+
 /// Runs the build's indexing steps with a progress bar per step.
 pub(crate) fn finish(builder: BundleBuilder, quiet: bool) -> Result<Bundle> {
     let mut bar: Option<(Stage, ProgressBar)> = None;
@@ -212,7 +224,7 @@ pub(crate) fn finish(builder: BundleBuilder, quiet: bool) -> Result<Bundle> {
     Ok(bundle?)
 }
 
-fn short_name(path: &std::path::Path) -> String {
+fn short_name(path: &Path) -> String {
     path.file_name()
         .map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned())
 }

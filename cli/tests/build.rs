@@ -99,3 +99,34 @@ fn directories_are_walked_and_unsupported_files_skipped() {
         one_error_line(&edgerag(&["build", path(&explicit), "-o", path(&bundle), "--strict"]));
     assert!(line.contains("notes.docx") && line.contains("unsupported file type"), "{line}");
 }
+
+#[test]
+fn malformed_pdfs_give_one_error_line_never_a_panic_message() {
+    // Deterministic corruptions of a real PDF; some make the PDF parser panic internally.
+    let dir = tempfile::tempdir().unwrap();
+    let pdf = std::fs::read(cli::demo_corpus().join("shared-mime-info-spec.pdf")).unwrap();
+    let bundle = dir.path().join("out.bundle");
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut parser_gave_up = 0;
+    for round in 0..60 {
+        let mut bytes = pdf.clone();
+        for _ in 0..8 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let at = (state % bytes.len() as u64) as usize;
+            bytes[at] = (state >> 32) as u8;
+        }
+        let file = dir.path().join(format!("corrupt-{round}.pdf"));
+        std::fs::write(&file, &bytes).unwrap();
+        let out = edgerag(&["build", path(&file), "-o", path(&bundle), "--strict"]);
+        if out.status.success() {
+            assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+            continue;
+        }
+        let line = one_error_line(&out);
+        assert!(line.contains(&format!("corrupt-{round}.pdf")), "{line}");
+        parser_gave_up += usize::from(line.contains("gave up"));
+    }
+    assert!(parser_gave_up > 0, "no corruption reached the parser's panic path");
+}
