@@ -3,12 +3,14 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-use edgerag_core::eval::{self, BeirDoc, BeirQuery};
+use edgerag_core::eval::beir::{self, BeirDoc, BeirQuery};
+use edgerag_core::eval::multihop;
 use edgerag_core::load::from_text;
-use edgerag_core::{BundleBuilder, Searcher};
+use edgerag_core::{BundleBuilder, Mode, Searcher};
+use serde::Serialize;
 
 use crate::build::{self, Settings};
-use crate::retrieval::RetrievalArgs;
+use crate::retrieval::{FusionArgs, parse_modes};
 use crate::{files, output};
 
 /// Data-set layouts `edgerag eval` reads.
@@ -16,6 +18,23 @@ use crate::{files, output};
 pub(crate) enum Command {
     /// A BEIR directory: corpus.jsonl[.gz], queries.jsonl, qrels/<split>.tsv.
     Beir(BeirArgs),
+    /// Multi-hop QA in HippoRAG's MuSiQue layout: <name>_corpus.json and <name>.json.
+    Multihop(MultihopArgs),
+}
+
+/// Options every evaluation takes.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Common {
+    /// Retrieval mode: bm25, graph, hybrid, or all (one row per mode).
+    #[arg(long, default_value = "all")]
+    mode: String,
+    #[command(flatten)]
+    fusion: FusionArgs,
+    #[command(flatten)]
+    settings: Settings,
+    /// Print JSON instead of text (an object for one mode, an array for all).
+    #[arg(long)]
+    json: bool,
 }
 
 /// Arguments of `edgerag eval beir`.
@@ -27,69 +46,163 @@ pub(crate) struct BeirArgs {
     #[arg(long, default_value = "test")]
     split: String,
     #[command(flatten)]
-    retrieval: RetrievalArgs,
+    common: Common,
+}
+
+/// Arguments of `edgerag eval multihop`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct MultihopArgs {
+    /// The directory holding <name>_corpus.json and <name>.json (e.g. musique_train).
+    dir: PathBuf,
     #[command(flatten)]
-    settings: Settings,
-    /// Print JSON instead of text.
-    #[arg(long)]
-    json: bool,
+    common: Common,
 }
 
 pub(crate) fn run(command: Command) -> Result<()> {
     match command {
         Command::Beir(args) => beir(args),
+        Command::Multihop(args) => multihop(args),
     }
 }
 
 fn beir(args: BeirArgs) -> Result<()> {
+    let modes = parse_modes(&args.common.mode)?;
     let corpus_path = first_existing(&args.dir, &["corpus.jsonl", "corpus.jsonl.gz"])?;
-    let corpus_text = files::read_text_maybe_gz(&corpus_path)?;
-    let corpus: Vec<BeirDoc> = eval::parse_jsonl(&file_name(&corpus_path), &corpus_text)?;
+    let corpus: Vec<BeirDoc> =
+        beir::parse_jsonl(&file_name(&corpus_path), &files::read_text_maybe_gz(&corpus_path)?)?;
     let queries_path = first_existing(&args.dir, &["queries.jsonl", "queries.jsonl.gz"])?;
     let queries: Vec<BeirQuery> =
-        eval::parse_jsonl(&file_name(&queries_path), &files::read_text_maybe_gz(&queries_path)?)?;
+        beir::parse_jsonl(&file_name(&queries_path), &files::read_text_maybe_gz(&queries_path)?)?;
     let qrels_path = args.dir.join("qrels").join(format!("{}.tsv", args.split));
     let qrels_text = files::read_text_maybe_gz(&qrels_path)?;
-    let qrels = eval::parse_qrels(&format!("qrels/{}.tsv", args.split), &qrels_text)?;
+    let qrels = beir::parse_qrels(&format!("qrels/{}.tsv", args.split), &qrels_text)?;
 
-    let name = file_name(&args.dir);
-    let mut builder = BundleBuilder::new(args.settings.options(name))?;
-    let bar = output::progress(corpus.len() as u64, "chunking", args.json);
-    for doc in &corpus {
-        // The BEIR protocol indexes title + text; the title is the first paragraph.
-        let text = format!("{}\n\n{}", doc.title, doc.text);
-        match from_text(&doc.id, &doc.title, &text) {
-            Ok(d) => {
-                builder.add(d);
+    // The BEIR protocol indexes title + text; the title is the first paragraph.
+    let documents = corpus.iter().map(|d| (d.id.clone(), d.title.as_str(), d.text.as_str()));
+    let searcher = index(&args.dir, documents, corpus.len(), &args.common)?;
+    let mut reports = Vec::new();
+    for mode in modes {
+        let options = args.common.fusion.options(mode, 10, false);
+        let bar = output::progress(queries.len() as u64, mode.as_str(), args.common.json);
+        let report = beir::evaluate(&searcher, &queries, &qrels, &options, &mut |done, total| {
+            bar.set_length(total as u64);
+            bar.set_position(done as u64);
+        })?;
+        bar.finish_and_clear();
+        reports.push(report);
+    }
+    let title = format!("{} ({} split)", args.dir.display(), args.split);
+    print(
+        &title,
+        &reports,
+        args.common.json,
+        |r| (r.mode, r.queries, format!("{:.4}  {:.4}  {:.4}", r.ndcg_10, r.recall_100, r.mrr_10)),
+        "nDCG@10 Recall@100 MRR@10",
+    )
+}
+
+fn multihop(args: MultihopArgs) -> Result<()> {
+    let modes = parse_modes(&args.common.mode)?;
+    let (corpus_path, questions_path) = multihop_files(&args.dir)?;
+    let corpus_text = files::read_text_maybe_gz(&corpus_path)?;
+    let questions_text = files::read_text_maybe_gz(&questions_path)?;
+    let (passages, questions) = multihop::parse(&corpus_text, &questions_text)
+        .with_context(|| format!("{}", args.dir.display()))?;
+    let documents = passages
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (i.to_string(), p.title.as_str(), p.text.as_str()));
+    let searcher = index(&args.dir, documents, passages.len(), &args.common)?;
+    let mut reports = Vec::new();
+    for mode in modes {
+        let options = args.common.fusion.options(mode, 5, false);
+        let bar = output::progress(questions.len() as u64, mode.as_str(), args.common.json);
+        let report = multihop::evaluate(&searcher, &questions, &options, &mut |done, total| {
+            bar.set_length(total as u64);
+            bar.set_position(done as u64);
+        })?;
+        bar.finish_and_clear();
+        reports.push(report);
+    }
+    print(
+        &args.dir.display().to_string(),
+        &reports,
+        args.common.json,
+        |r| {
+            (
+                r.mode,
+                r.questions,
+                format!("{:.4}    {:.4}    {:.4}", r.recall_2, r.recall_5, r.all_5),
+            )
+        },
+        "Recall@2 Recall@5 all@5",
+    )
+}
+
+/// Builds an in-memory bundle from `(source, title, text)` records.
+fn index<'a>(
+    dir: &Path,
+    documents: impl Iterator<Item = (String, &'a str, &'a str)>,
+    count: usize,
+    common: &Common,
+) -> Result<Searcher> {
+    let mut builder = BundleBuilder::new(common.settings.options(file_name(dir)))?;
+    let bar = output::progress(count as u64, "chunking", common.json);
+    for (source, title, text) in documents {
+        match from_text(&source, title, &format!("{title}\n\n{text}")) {
+            Ok(doc) => {
+                builder.add(doc);
             }
-            Err(e) => output::warn(Some(&bar), &format!("document {}: {e} (skipped)", doc.id)),
+            Err(e) => output::warn(Some(&bar), &format!("document {source}: {e} (skipped)")),
         }
         bar.inc(1);
     }
     bar.finish_and_clear();
-    let searcher = Searcher::new(build::finish(builder, args.json)?);
+    Ok(Searcher::new(build::finish(builder, common.json)?))
+}
 
-    let options = args.retrieval.options(10, false);
-    let bar = output::progress(queries.len() as u64, "queries", args.json);
-    let report = eval::evaluate(&searcher, &queries, &qrels, &options, &mut |done, total| {
-        bar.set_length(total as u64);
-        bar.set_position(done as u64);
-    })?;
-    bar.finish_and_clear();
-    if args.json {
-        return output::json(&report);
+/// Prints reports as JSON (one object, or an array for several modes) or as a table.
+fn print<R: Serialize>(
+    title: &str,
+    reports: &[R],
+    json: bool,
+    row: impl Fn(&R) -> (Mode, usize, String),
+    header: &str,
+) -> Result<()> {
+    if json {
+        return match reports {
+            [one] => output::json(one),
+            many => output::json(&many),
+        };
     }
-    output::line(&format!(
-        "{} ({} split, {} mode, {} queries): nDCG@10 {:.4}  Recall@100 {:.4}  MRR@10 {:.4}",
-        args.dir.display(),
-        args.split,
-        report.mode,
-        report.queries,
-        report.ndcg_10,
-        report.recall_100,
-        report.mrr_10
-    ));
+    output::line(title);
+    output::line(&format!("  {:<8} {:>8}  {header}", "mode", "queries"));
+    for report in reports {
+        let (mode, queries, values) = row(report);
+        output::line(&format!("  {:<8} {queries:>8}  {values}", mode.as_str()));
+    }
     Ok(())
+}
+
+fn multihop_files(dir: &Path) -> Result<(PathBuf, PathBuf)> {
+    let entries = std::fs::read_dir(dir).with_context(|| format!("{}", dir.display()))?;
+    let mut corpora: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.to_string_lossy().ends_with("_corpus.json"))
+        .collect();
+    corpora.sort();
+    let [corpus] = &corpora[..] else {
+        bail!(
+            "{}: expected exactly one *_corpus.json file, found {}",
+            dir.display(),
+            corpora.len()
+        );
+    };
+    let questions = PathBuf::from(corpus.to_string_lossy().replace("_corpus.json", ".json"));
+    if !questions.is_file() {
+        bail!("{}: not found (the questions beside {})", questions.display(), corpus.display());
+    }
+    Ok((corpus.clone(), questions))
 }
 
 fn first_existing(dir: &Path, names: &[&str]) -> Result<PathBuf> {

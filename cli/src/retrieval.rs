@@ -1,15 +1,13 @@
 //! Retrieval flags shared by `search` and `eval`.
 
+use anyhow::{Result, bail};
 use edgerag_core::index::fusion::Fusion;
 use edgerag_core::{Mode, SearchOptions};
 
-/// How results are retrieved and fused.
+/// How hybrid mode fuses its signals.
 #[derive(Debug, Clone, clap::Args)]
-pub(crate) struct RetrievalArgs {
-    /// Retrieval mode: bm25, graph or hybrid.
-    #[arg(long, default_value_t = Mode::default())]
-    pub(crate) mode: Mode,
-    /// Fusion in hybrid mode: rrf (reciprocal rank fusion, k = 60) or convex (normalised scores).
+pub(crate) struct FusionArgs {
+    /// Fusion in hybrid mode: convex (normalised scores) or rrf (reciprocal rank fusion, k = 60).
     #[arg(long, default_value = "convex", value_parser = ["rrf", "convex"])]
     fusion: String,
     /// Weight of the graph signal in hybrid mode (BM25 weighs 1).
@@ -17,17 +15,31 @@ pub(crate) struct RetrievalArgs {
     graph_weight: f32,
 }
 
-impl RetrievalArgs {
-    /// Search options for `k` results.
-    pub(crate) fn options(&self, k: usize, explain: bool) -> SearchOptions {
+impl FusionArgs {
+    /// Search options for `mode` and `k` results.
+    pub(crate) fn options(&self, mode: Mode, k: usize, explain: bool) -> SearchOptions {
         let fusion = if self.fusion == "rrf" { Fusion::Rrf { k: 60.0 } } else { Fusion::Convex };
         SearchOptions {
             k,
-            mode: self.mode,
+            mode,
             fusion,
             graph_weight: self.graph_weight,
             explain,
             ..SearchOptions::default()
         }
+    }
+}
+
+/// Every retrieval mode, in the order reports list them.
+pub(crate) const ALL_MODES: [Mode; 3] = [Mode::Bm25, Mode::Graph, Mode::Hybrid];
+
+/// Parses an evaluation `--mode`: one mode, or `all`.
+pub(crate) fn parse_modes(arg: &str) -> Result<Vec<Mode>> {
+    if arg.eq_ignore_ascii_case("all") {
+        return Ok(ALL_MODES.to_vec());
+    }
+    match arg.parse() {
+        Ok(mode) => Ok(vec![mode]),
+        Err(_) => bail!("unknown mode {arg:?} (bm25, graph, hybrid or all)"),
     }
 }

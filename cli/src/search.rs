@@ -6,7 +6,7 @@ use anyhow::{Context, Result};
 use edgerag_core::{Hit, Mode};
 use serde::Serialize;
 
-use crate::retrieval::RetrievalArgs;
+use crate::retrieval::FusionArgs;
 use crate::{files, output};
 
 /// Arguments of `edgerag search`.
@@ -19,8 +19,11 @@ pub(crate) struct Args {
     /// Number of results.
     #[arg(short, default_value_t = 10)]
     k: usize,
+    /// Retrieval mode: bm25, graph or hybrid.
+    #[arg(long, default_value_t = Mode::default())]
+    mode: Mode,
     #[command(flatten)]
-    retrieval: RetrievalArgs,
+    fusion: FusionArgs,
     /// Show why each result matched (terms, keywords, per-signal scores).
     #[arg(long)]
     explain: bool,
@@ -38,7 +41,7 @@ struct Results<'a> {
 
 pub(crate) fn run(args: Args) -> Result<()> {
     let searcher = files::open_bundle(&args.bundle)?;
-    let options = args.retrieval.options(args.k, args.explain);
+    let options = args.fusion.options(args.mode, args.k, args.explain);
     let hits = searcher.search(&args.query, &options).context("search")?;
     if args.json {
         return output::json(&Results { query: &args.query, mode: options.mode, results: &hits });

@@ -89,3 +89,24 @@ fn eval_errors_name_the_missing_file() {
     let line = one_error_line(&edgerag(&["eval", "beir", path(dir.path())]));
     assert!(line.contains("corpus.jsonl"), "{line}");
 }
+
+#[test]
+fn multihop_eval_reports_recall_for_every_mode() {
+    let Some(scifact) = scifact() else {
+        eprintln!("skipped: shared data not found (set EDGERAG_DATA)");
+        return;
+    };
+    let musique = scifact.with_file_name("musique");
+    let reports = json(&["eval", "multihop", path(&musique), "--mode", "all", "--json"]);
+    let reports = reports.as_array().unwrap();
+    assert_eq!(reports.len(), 3);
+    for r in reports {
+        assert_eq!(r["questions"], 100, "{r}");
+        let (r2, r5, all5) = (
+            r["recall@2"].as_f64().unwrap(),
+            r["recall@5"].as_f64().unwrap(),
+            r["all@5"].as_f64().unwrap(),
+        );
+        assert!(r2 > 0.2 && r2 <= r5 && r5 <= 1.0 && all5 <= r5, "{r}");
+    }
+}

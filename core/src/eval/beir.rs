@@ -1,57 +1,16 @@
-//! Retrieval evaluation: ranking metrics and the BEIR data-set layout.
+//! The BEIR layout: `corpus.jsonl`, `queries.jsonl`, `qrels/<split>.tsv`.
 //!
-//! Metrics follow `trec_eval`/`pytrec_eval` as BEIR reports them: nDCG@k with linear gains
-//! (`rel / log2(rank + 1)`), Recall@k as the fraction of relevant documents retrieved in the
-//! top k, and MRR@k as the reciprocal rank of the first relevant document. Queries without
-//! relevance judgments are not evaluated.
+//! Protocol: every document (title + text) is indexed, the top 100 documents are retrieved per
+//! judged query (a document scores as its best chunk), and nDCG@10, Recall@100 and MRR@10 are
+//! averaged over the queries that have judgments.
 
 use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::{Judgments, mrr_at, ndcg_at, rank_documents, recall_at};
 use crate::query::{Mode, SearchOptions, Searcher};
 use crate::{Error, Result};
-
-/// Relevance grades of one query: document id → grade (> 0 is relevant).
-pub type Judgments = HashMap<String, u32>;
-
-/// nDCG@k of a ranked list of document ids.
-pub fn ndcg_at(ranked: &[&str], judged: &Judgments, k: usize) -> f64 {
-    let dcg: f64 = ranked
-        .iter()
-        .take(k)
-        .enumerate()
-        .map(|(i, id)| f64::from(judged.get(*id).copied().unwrap_or(0)) / (i as f64 + 2.0).log2())
-        .sum();
-    let mut ideal: Vec<u32> = judged.values().copied().filter(|&g| g > 0).collect();
-    ideal.sort_unstable_by(|a, b| b.cmp(a));
-    let idcg: f64 = ideal
-        .iter()
-        .take(k)
-        .enumerate()
-        .map(|(i, &g)| f64::from(g) / (i as f64 + 2.0).log2())
-        .sum();
-    if idcg > 0.0 { dcg / idcg } else { 0.0 }
-}
-
-/// Recall@k: relevant documents in the top k over all relevant documents.
-pub fn recall_at(ranked: &[&str], judged: &Judgments, k: usize) -> f64 {
-    let relevant = judged.values().filter(|&&g| g > 0).count();
-    if relevant == 0 {
-        return 0.0;
-    }
-    let found = ranked.iter().take(k).filter(|id| judged.get(**id).is_some_and(|&g| g > 0)).count();
-    found as f64 / relevant as f64
-}
-
-/// MRR@k: reciprocal rank of the first relevant document in the top k, else 0.
-pub fn mrr_at(ranked: &[&str], judged: &Judgments, k: usize) -> f64 {
-    ranked
-        .iter()
-        .take(k)
-        .position(|id| judged.get(*id).is_some_and(|&g| g > 0))
-        .map_or(0.0, |i| 1.0 / (i as f64 + 1.0))
-}
 
 /// A BEIR corpus record.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -156,25 +115,9 @@ pub fn evaluate(
         return Err(Error::Query("no query has relevance judgments".into()));
     }
     let options = SearchOptions { depth: options.depth.max(EVAL_DEPTH * 3), ..options.clone() };
-    let bundle = searcher.bundle();
     let (mut ndcg, mut recall, mut mrr) = (0.0, 0.0, 0.0);
     for (i, (query, judgments)) in judged.iter().enumerate() {
-        let ranked_chunks = match searcher.rank_chunks(&query.text, &options) {
-            Ok(r) => r,
-            Err(Error::Query(_)) => Vec::new(),
-            Err(e) => return Err(e),
-        };
-        let mut docs: Vec<&str> = Vec::with_capacity(EVAL_DEPTH);
-        for scored in ranked_chunks {
-            let chunk = &bundle.chunks[scored.chunk as usize];
-            let source = bundle.document_of(chunk).source.as_str();
-            if !docs.contains(&source) {
-                docs.push(source);
-                if docs.len() == EVAL_DEPTH {
-                    break;
-                }
-            }
-        }
+        let docs = rank_documents(searcher, &query.text, &options, EVAL_DEPTH)?;
         ndcg += ndcg_at(&docs, judgments, 10);
         recall += recall_at(&docs, judgments, 100);
         mrr += mrr_at(&docs, judgments, 10);
@@ -193,25 +136,6 @@ pub fn evaluate(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn judged(pairs: &[(&str, u32)]) -> Judgments {
-        pairs.iter().map(|&(d, g)| (d.to_owned(), g)).collect()
-    }
-
-    #[test]
-    fn metrics_match_hand_computed_values() {
-        let j = judged(&[("a", 1), ("c", 1)]);
-        let ranked = ["b", "a", "c", "d"];
-        let dcg = 1.0 / 3f64.log2() + 1.0 / 4f64.log2();
-        let idcg = 1.0 + 1.0 / 3f64.log2();
-        assert!((ndcg_at(&ranked, &j, 10) - dcg / idcg).abs() < 1e-12);
-        assert!((ndcg_at(&ranked, &j, 2) - (1.0 / 3f64.log2()) / idcg).abs() < 1e-12);
-        assert_eq!(recall_at(&ranked, &j, 2), 0.5);
-        assert_eq!(recall_at(&ranked, &j, 100), 1.0);
-        assert_eq!(mrr_at(&ranked, &j, 10), 0.5);
-        assert_eq!(mrr_at(&["x"], &j, 10), 0.0);
-        assert_eq!(ndcg_at(&["a", "c"], &j, 10), 1.0);
-    }
 
     #[test]
     fn beir_files_parse_and_report_bad_lines() {
