@@ -3,7 +3,8 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use edgerag_core::{Hit, Mode};
+use edgerag_core::query::Filter;
+use edgerag_core::{DocKind, Hit, Mode};
 use serde::Serialize;
 
 use crate::retrieval::FusionArgs;
@@ -24,6 +25,18 @@ pub(crate) struct Args {
     mode: Mode,
     #[command(flatten)]
     fusion: FusionArgs,
+    /// Only search this document (source path, file name or id; repeatable).
+    #[arg(long = "document", value_name = "NAME")]
+    documents: Vec<String>,
+    /// Only search chunks under a heading containing this text.
+    #[arg(long)]
+    section: Option<String>,
+    /// Only search chunks starting on these pages, e.g. `3-7` or `4` (PDF).
+    #[arg(long, value_parser = parse_pages)]
+    pages: Option<(u32, u32)>,
+    /// Only search documents of this format: text, markdown, html or pdf (repeatable).
+    #[arg(long = "kind", value_parser = parse_kind)]
+    kinds: Vec<DocKind>,
     /// Show why each result matched (terms, keywords, per-signal scores).
     #[arg(long)]
     explain: bool,
@@ -41,7 +54,13 @@ struct Results<'a> {
 
 pub(crate) fn run(args: Args) -> Result<()> {
     let searcher = files::open_bundle(&args.bundle)?;
-    let options = args.fusion.options(args.mode, args.k, args.explain);
+    let mut options = args.fusion.options(args.mode, args.k, args.explain);
+    options.filter = Filter {
+        documents: args.documents,
+        section: args.section,
+        pages: args.pages,
+        kinds: args.kinds,
+    };
     let hits = searcher.search(&args.query, &options).context("search")?;
     if args.json {
         return output::json(&Results { query: &args.query, mode: options.mode, results: &hits });
@@ -96,4 +115,20 @@ fn snippet(text: &str, max: usize) -> String {
     let cut: String = flat.chars().take(max).collect();
     let cut = cut.rsplit_once(' ').map_or(cut.as_str(), |(head, _)| head);
     format!("{cut} …")
+}
+
+fn parse_pages(arg: &str) -> Result<(u32, u32), String> {
+    let (from, to) = arg.split_once('-').unwrap_or((arg, arg));
+    let page = |s: &str| s.trim().parse::<u32>().map_err(|_| format!("{arg:?} is not a page range like 3-7"));
+    let (from, to) = (page(from)?, page(to)?);
+    if from == 0 || from > to {
+        return Err(format!("{arg:?}: pages count from 1 and the range must not be reversed"));
+    }
+    Ok((from, to))
+}
+
+fn parse_kind(arg: &str) -> Result<DocKind, String> {
+    DocKind::from_path(&format!("x.{arg}"))
+        .or_else(|| if arg.eq_ignore_ascii_case("text") { Some(DocKind::Text) } else { None })
+        .ok_or_else(|| format!("unknown kind {arg:?} (text, markdown, html or pdf)"))
 }

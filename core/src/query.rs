@@ -5,6 +5,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 use crate::bundle::Bundle;
+use crate::load::DocKind;
 use crate::graph::{GraphHit, GraphIndex, GraphSearch};
 use crate::index::Scored;
 use crate::index::bm25::TermScore;
@@ -71,6 +72,60 @@ pub struct SearchOptions {
     pub graph: GraphSearch,
     /// Whether to explain each result (matched terms and keywords, per-signal scores).
     pub explain: bool,
+    /// Metadata restrictions, applied before ranking.
+    pub filter: Filter,
+}
+
+/// Restricts a search to chunks whose metadata match. Every retriever ranks only the allowed
+/// chunks, so a filter never empties a result list that the corpus could fill.
+/// (Graph expansion may still pass *through* other chunks to reach allowed ones.)
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Filter {
+    /// Only chunks of these documents, named by source (exact, or as a path suffix such as
+    /// `normans.md`) or by id; empty means every document.
+    pub documents: Vec<String>,
+    /// Only chunks under a heading containing this text (case-insensitive).
+    pub section: Option<String>,
+    /// Only chunks starting on a page in this inclusive range (PDF).
+    pub pages: Option<(u32, u32)>,
+    /// Only documents of these formats; empty means every format.
+    pub kinds: Vec<DocKind>,
+}
+
+impl Filter {
+    /// Whether the filter lets everything through.
+    pub fn is_empty(&self) -> bool {
+        self == &Self::default()
+    }
+
+    /// Which chunks of `bundle` pass, by chunk index; `None` when all do.
+    fn mask(&self, bundle: &Bundle) -> Option<Vec<bool>> {
+        if self.is_empty() {
+            return None;
+        }
+        let section = self.section.as_ref().map(|s| s.to_lowercase());
+        let documents: Vec<bool> = bundle
+            .documents
+            .iter()
+            .map(|d| {
+                let named = self.documents.is_empty()
+                    || self.documents.iter().any(|n| {
+                        *n == d.id || *n == d.source || d.source.ends_with(&format!("/{n}"))
+                    });
+                named && (self.kinds.is_empty() || self.kinds.contains(&d.kind))
+            })
+            .collect();
+        let allowed = bundle.chunks.iter().map(|c| {
+            let in_pages = self.pages.is_none_or(|(from, to)| c.page.is_some_and(|p| (from..=to).contains(&p)));
+            let in_section = section.as_ref().is_none_or(|wanted| {
+                let doc = &bundle.documents[c.doc as usize];
+                doc.section_path(c.section).iter().any(|h| h.to_lowercase().contains(wanted.as_str()))
+            });
+            documents[c.doc as usize] && in_pages && in_section
+        });
+        Some(allowed.collect())
+    }
 }
 
 impl Default for SearchOptions {
@@ -85,6 +140,7 @@ impl Default for SearchOptions {
             graph_weight: 0.2,
             graph: GraphSearch::default(),
             explain: false,
+            filter: Filter::default(),
         }
     }
 }
@@ -215,12 +271,14 @@ impl Searcher {
             return Err(Error::Query(format!("{query:?} has no searchable words")));
         }
         let depth = options.depth.max(options.k);
+        let mask = options.filter.mask(&self.bundle);
+        let allow = |chunk: u32| mask.as_ref().is_none_or(|m| m[chunk as usize]);
         let use_bm25 = matches!(options.mode, Mode::Bm25 | Mode::Hybrid);
         let use_graph = matches!(options.mode, Mode::Graph | Mode::Hybrid);
-        let bm25 = if use_bm25 { self.bundle.bm25.search(&terms, depth, |_| true) } else { vec![] };
+        let bm25 = if use_bm25 { self.bundle.bm25.search(&terms, depth, allow) } else { vec![] };
         let graph = if use_graph {
             let g = &self.bundle.graph;
-            self.graph.search(g, query, &self.analyzer, depth, &options.graph)
+            self.graph.search(g, query, &self.analyzer, depth, &options.graph, &allow)
         } else {
             Vec::new()
         };

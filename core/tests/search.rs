@@ -37,3 +37,28 @@ fn empty_queries_are_errors_not_panics() {
         assert!(searcher.search(query, &SearchOptions::default()).is_err(), "{query:?}");
     }
 }
+
+#[test]
+fn filters_restrict_every_mode_before_ranking() {
+    use edgerag_core::query::Filter;
+    let searcher = Searcher::new(common::bundle());
+    let by_doc = Filter { documents: vec!["computational-complexity.html".into()], ..Filter::default() };
+    let by_pages = Filter { pages: Some((4, 5)), ..Filter::default() };
+    let by_section = Filter { section: Some("etymology".into()), ..Filter::default() };
+    for mode in [Mode::Bm25, Mode::Graph, Mode::Hybrid] {
+        let search = |filter: &Filter, query: &str| {
+            let options = SearchOptions { k: 5, mode, filter: filter.clone(), ..Default::default() };
+            searcher.search(query, &options).unwrap()
+        };
+        // The Normans query would rank normans.md first; the filter leaves only the other file.
+        let hits = search(&by_doc, "Normans Rollo problem complexity");
+        assert!(!hits.is_empty(), "{mode}");
+        assert!(hits.iter().all(|h| h.document == "computational-complexity.html"), "{mode}");
+        let hits = search(&by_pages, "MIME type glob pattern magic");
+        assert!(!hits.is_empty(), "{mode}");
+        assert!(hits.iter().all(|h| matches!(h.page, Some(4 | 5))), "{mode}: {hits:?}");
+        let hits = search(&by_section, "Normans French name Normant");
+        assert!(!hits.is_empty(), "{mode}");
+        assert!(hits.iter().all(|h| h.section.iter().any(|s| s == "Etymology")), "{mode}");
+    }
+}

@@ -417,7 +417,7 @@ mod tests {
     }
 
     fn search(f: &Fixture, query: &str, options: &GraphSearch) -> Vec<GraphHit> {
-        f.index.search(&f.graph, query, &f.analyzer, 10, options)
+        f.index.search(&f.graph, query, &f.analyzer, 10, options, &|_| true)
     }
 
     #[test]
@@ -550,7 +550,7 @@ mod tests {
         let empty = GraphIndex::new(&KeywordGraph::default(), &[], 0);
         assert_eq!(empty.edge_count(), 0);
         assert!(
-            empty.search(&KeywordGraph::default(), "Warsaw", &f.analyzer, 5, &options).is_empty()
+            empty.search(&KeywordGraph::default(), "Warsaw", &f.analyzer, 5, &options, &|_| true).is_empty()
         );
     }
 }

@@ -71,7 +71,9 @@ struct LooseMatch {
 }
 
 impl GraphIndex {
-    /// Chunks for `query`, best first, at most `k`. A query matching no keyword finds nothing.
+    /// Chunks for `query`, best first, at most `k`, among the chunks `allow` accepts (others
+    /// may still be passed through during expansion). A query matching no keyword finds
+    /// nothing.
     pub fn search(
         &self,
         graph: &KeywordGraph,
@@ -79,6 +81,7 @@ impl GraphIndex {
         analyzer: &Analyzer,
         k: usize,
         options: &GraphSearch,
+        allow: &dyn Fn(u32) -> bool,
     ) -> Vec<GraphHit> {
         let matches = self.match_keywords(graph, query, analyzer);
         if k == 0 || (matches.exact.is_empty() && matches.loose.is_empty()) {
@@ -87,12 +90,14 @@ impl GraphIndex {
         let direct = self.direct_scores(graph, &matches);
         let mut primary: Vec<GraphHit> = direct
             .into_iter()
+            .filter(|(chunk, _)| allow(*chunk))
             .map(|(chunk, (score, keywords))| GraphHit { chunk, score, keywords, hops: 0 })
             .collect();
         sort_hits(&mut primary);
         primary.truncate(options.primary);
         let related = self.related_keywords(&matches);
         let mut hits = self.expand(primary, &related, options, k);
+        hits.retain(|h| allow(h.chunk));
         sort_hits(&mut hits);
         hits.truncate(k);
         hits
