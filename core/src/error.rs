@@ -72,6 +72,9 @@ pub enum Error {
     /// A configuration value is out of range.
     #[error("invalid configuration: {0}")]
     Config(String),
+    /// An index could not be built (its builder failed in a way the input does not explain).
+    #[error("could not build the index: {0}")]
+    Index(String),
     /// A query is unusable (for example empty after analysis).
     #[error("invalid query: {0}")]
     Query(String),

@@ -2,6 +2,7 @@
 //! fusion of their ranked lists.
 
 pub mod bm25;
+pub mod dense;
 pub mod fusion;
 
 /// A chunk index with its score from one retriever, best first in result lists.
