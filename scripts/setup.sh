@@ -2,6 +2,7 @@
 # Installs what the build and tests need, idempotently: `scripts/setup.sh STEP...`.
 #   rust         checks cargo, rustfmt and clippy (adds the rustup components if missing)
 #   wasm-debian  Debian's rustc-web toolchain for wasm32 (used when rustup lacks the target)
+#   wasm-bindgen the wasm-bindgen CLI at exactly the version in Cargo.lock, and Node.js
 # Every step checks first and does nothing when its tools are present.
 set -euo pipefail
 
@@ -29,10 +30,25 @@ rust() {
   done
 }
 
+tools="${EDGERAG_CACHE:-$HOME/.cache/edgerag}/tools"
+
+wasm_bindgen() {
+  local version
+  version=$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/[^0-9.]/, ""); print; exit }' \
+    "$(dirname "$0")/../Cargo.lock")
+  if ! "$tools/bin/wasm-bindgen" --version 2>/dev/null | grep -qx "wasm-bindgen $version"; then
+    echo "setup: installing wasm-bindgen-cli $version into $tools" >&2
+    # Not --locked: its lock file pins a webpki-roots release the registry no longer serves.
+    cargo install --quiet --root "$tools" wasm-bindgen-cli --version "$version"
+  fi
+  command -v node >/dev/null || apt_install nodejs
+}
+
 for step in "$@"; do
   case "$step" in
     rust) rust ;;
     wasm-debian) apt_install rustc-web cargo-web rust-web-src lld binaryen ;;
+    wasm-bindgen) wasm_bindgen ;;
     *) echo "setup: unknown step '$step'" >&2; exit 2 ;;
   esac
 done

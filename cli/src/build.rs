@@ -208,6 +208,8 @@ pub(crate) fn finish(builder: BundleBuilder, quiet: bool) -> Result<Bundle> {
                 old.finish_and_clear();
             }
             let name = match p.stage {
+                Stage::Embed => "embedding",
+                Stage::Dense => "dense",
                 Stage::Keywords => "keywords",
                 Stage::Graph => "graph",
                 Stage::Bm25 => "bm25",

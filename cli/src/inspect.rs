@@ -74,7 +74,12 @@ pub(crate) fn run(args: Args) -> Result<()> {
     output::line(&format!("corpus      {}", m.corpus));
     output::line(&format!("format      v{} (edgerag {})", m.format_version, m.edgerag_version));
     output::line(&format!("created     {} (unix seconds)", m.created));
-    let model = if m.embedding_model.is_empty() { "none" } else { &m.embedding_model };
+    let model = m.embedding.as_ref().map_or("none".to_owned(), |e| {
+        format!(
+            "{} ({}-d, {:?} pooling, max {} tokens)",
+            e.model, e.dimension, e.pooling, e.max_tokens
+        )
+    });
     output::line(&format!("embeddings  {model}"));
     output::line(&format!(
         "contents    {} documents, {} chunks ({} duplicates removed), {} keywords, {} edges, {} terms",
@@ -89,8 +94,16 @@ pub(crate) fn run(args: Args) -> Result<()> {
         p.keywords.max_df, p.keywords.max_per_chunk, p.bm25.k1, p.bm25.b
     ));
     output::line(&format!(
-        "bytes       chunks {}, graph {}, bm25 {}, documents {}, manifest {}",
-        s.chunks, s.graph, s.bm25, s.documents, s.manifest
+        "dense       {} vectors, {:?}, ef_construction {}, ef_search {}, exact below {}",
+        c.vectors,
+        p.dense.quantization,
+        p.dense.ef_construction,
+        p.dense.ef_search,
+        p.dense.exact_below
+    ));
+    output::line(&format!(
+        "bytes       chunks {}, graph {}, bm25 {}, dense {}, documents {}, manifest {}",
+        s.chunks, s.graph, s.bm25, s.dense, s.documents, s.manifest
     ));
     for d in &report.documents {
         let pages = if d.pages > 0 { format!(", {} pages", d.pages) } else { String::new() };

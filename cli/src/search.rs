@@ -119,7 +119,9 @@ fn snippet(text: &str, max: usize) -> String {
 
 fn parse_pages(arg: &str) -> Result<(u32, u32), String> {
     let (from, to) = arg.split_once('-').unwrap_or((arg, arg));
-    let page = |s: &str| s.trim().parse::<u32>().map_err(|_| format!("{arg:?} is not a page range like 3-7"));
+    let page = |s: &str| {
+        s.trim().parse::<u32>().map_err(|_| format!("{arg:?} is not a page range like 3-7"))
+    };
     let (from, to) = (page(from)?, page(to)?);
     if from == 0 || from > to {
         return Err(format!("{arg:?}: pages count from 1 and the range must not be reversed"));

@@ -54,7 +54,16 @@ fn bad_mode_and_empty_query_are_clear_errors() {
 fn filters_narrow_results_and_bad_ranges_are_rejected() {
     let dir = tempfile::tempdir().unwrap();
     let bundle = cli::demo_bundle(dir.path());
-    let out = json(&["search", path(&bundle), "MIME type database", "--kind", "pdf", "--pages", "2-3", "--json"]);
+    let out = json(&[
+        "search",
+        path(&bundle),
+        "MIME type database",
+        "--kind",
+        "pdf",
+        "--pages",
+        "2-3",
+        "--json",
+    ]);
     let results = out["results"].as_array().unwrap();
     assert!(!results.is_empty(), "{out}");
     for r in results {
@@ -63,7 +72,10 @@ fn filters_narrow_results_and_bad_ranges_are_rejected() {
     }
     let out = json(&["search", path(&bundle), "steam", "--document", "normans.md", "--json"]);
     let results = out["results"].as_array().unwrap();
-    assert!(results.iter().all(|r| r["document"].as_str().unwrap().ends_with("normans.md")), "{out}");
+    assert!(
+        results.iter().all(|r| r["document"].as_str().unwrap().ends_with("normans.md")),
+        "{out}"
+    );
     let bad = edgerag(&["search", path(&bundle), "steam", "--pages", "5-2"]);
     assert!(!bad.status.success());
 }

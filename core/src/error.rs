@@ -78,6 +78,21 @@ pub enum Error {
     /// A query is unusable (for example empty after analysis).
     #[error("invalid query: {0}")]
     Query(String),
+    /// A query or build used an embedding model other than the bundle's.
+    #[error(
+        "the bundle's vectors come from {bundle}, but the embedding model given is {given}: \
+         use the bundle's model, or rebuild the bundle"
+    )]
+    ModelMismatch {
+        /// The bundle's model.
+        bundle: String,
+        /// The model offered.
+        given: String,
+    },
+    /// Dense retrieval was asked of a bundle without vectors, or without a model to embed
+    /// the query.
+    #[error("{0}")]
+    NoVectors(String),
     /// A line of an evaluation data set could not be parsed.
     #[error("{file} line {line}: {message}")]
     Dataset {

@@ -42,12 +42,14 @@ fn empty_queries_are_errors_not_panics() {
 fn filters_restrict_every_mode_before_ranking() {
     use edgerag_core::query::Filter;
     let searcher = Searcher::new(common::bundle());
-    let by_doc = Filter { documents: vec!["computational-complexity.html".into()], ..Filter::default() };
+    let by_doc =
+        Filter { documents: vec!["computational-complexity.html".into()], ..Filter::default() };
     let by_pages = Filter { pages: Some((4, 5)), ..Filter::default() };
     let by_section = Filter { section: Some("etymology".into()), ..Filter::default() };
     for mode in [Mode::Bm25, Mode::Graph, Mode::Hybrid] {
         let search = |filter: &Filter, query: &str| {
-            let options = SearchOptions { k: 5, mode, filter: filter.clone(), ..Default::default() };
+            let options =
+                SearchOptions { k: 5, mode, filter: filter.clone(), ..Default::default() };
             searcher.search(query, &options).unwrap()
         };
         // The Normans query would rank normans.md first; the filter leaves only the other file.

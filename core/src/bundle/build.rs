@@ -2,10 +2,13 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{BuildParams, Bundle, Counts, DocumentInfo, FORMAT_VERSION, Manifest};
+use std::collections::HashMap;
+
+use super::{BuildParams, Bundle, Counts, DocumentInfo, Embed, FORMAT_VERSION, Manifest};
 use crate::chunk::{self, CharSizer, Chunk, ChunkConfig, Sizer};
 use crate::graph::{GraphConfig, GraphIndex, KeywordGraph};
 use crate::index::bm25::{Bm25Index, Bm25Params};
+use crate::index::dense::{DenseIndex, DenseParams};
 use crate::keywords::{self, KeywordConfig};
 use crate::text::Analyzer;
 use crate::{Document, Error, Result};
@@ -26,6 +29,8 @@ pub struct BuildOptions {
     pub graph: GraphConfig,
     /// BM25 parameters.
     pub bm25: Bm25Params,
+    /// Dense index parameters (used when an embedder is given).
+    pub dense: DenseParams,
 }
 
 impl Default for BuildOptions {
@@ -37,6 +42,7 @@ impl Default for BuildOptions {
             keywords: KeywordConfig::default(),
             graph: GraphConfig::default(),
             bm25: Bm25Params::default(),
+            dense: DenseParams::default(),
         }
     }
 }
@@ -44,6 +50,10 @@ impl Default for BuildOptions {
 /// A step of [`BundleBuilder::finish`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum Stage {
+    /// Embedding chunks (items are chunks).
+    Embed,
+    /// Building the dense index.
+    Dense,
     /// Extracting keywords from each chunk.
     Keywords,
     /// Building the keyword graph.
@@ -72,6 +82,9 @@ pub struct BundleBuilder {
     analyzer: Analyzer,
     documents: Vec<DocumentInfo>,
     chunks: Vec<Chunk>,
+    embedder: Option<Box<dyn Embed>>,
+    /// Vectors of an earlier build by chunk id, reused for unchanged chunks.
+    reusable: HashMap<String, Vec<f32>>,
 }
 
 impl std::fmt::Debug for BundleBuilder {
@@ -80,12 +93,19 @@ impl std::fmt::Debug for BundleBuilder {
             .field("options", &self.options)
             .field("documents", &self.documents.len())
             .field("chunks", &self.chunks.len())
+            .field("embedder", &self.embedder.as_ref().map(|e| e.spec().model))
             .finish_non_exhaustive()
     }
 }
 
 /// How often (in items) progress is reported.
 const PROGRESS_EVERY: usize = 256;
+
+/// Chunks embedded per call of the embedder.
+const EMBED_BATCH: usize = 32;
+
+/// Seed of the HNSW layer assignment: fixed, so the same input builds the same bundle.
+const DENSE_SEED: u64 = 0x6564_6765_7261_6721;
 
 impl BundleBuilder {
     /// A builder measuring chunk sizes in characters.
@@ -103,6 +123,7 @@ impl BundleBuilder {
     pub fn with_sizer(options: BuildOptions, sizer: Box<dyn Sizer>) -> Result<Self> {
         options.chunk.validate()?;
         options.bm25.validate()?;
+        options.dense.validate()?;
         if !(options.keywords.max_df > 0.0 && options.keywords.max_df <= 1.0) {
             return Err(Error::Config(format!(
                 "keyword max_df must be in (0, 1] (got {})",
@@ -115,7 +136,36 @@ impl BundleBuilder {
             analyzer: Analyzer::new(),
             documents: Vec::new(),
             chunks: Vec::new(),
+            embedder: None,
+            reusable: HashMap::new(),
         })
+    }
+
+    /// Embeds the chunks with `embedder`, so the bundle supports dense retrieval.
+    pub fn embed_with(&mut self, embedder: Box<dyn Embed>) {
+        self.embedder = Some(embedder);
+    }
+
+    /// Reuses the vectors of `previous` (an earlier build of the same corpus) for chunks whose
+    /// text did not change, so only new chunks are embedded (incremental update).
+    ///
+    /// # Errors
+    /// [`Error::ModelMismatch`] if `previous` was embedded with another model than the one
+    /// given to [`embed_with`](Self::embed_with) (call that first); nothing happens when
+    /// `previous` has no vectors or no embedder is set.
+    pub fn reuse_vectors(&mut self, previous: &Bundle) -> Result<()> {
+        let (Some(embedder), Some(spec), Some(dense)) =
+            (&self.embedder, &previous.manifest.embedding, &previous.dense)
+        else {
+            return Ok(());
+        };
+        spec.check_compatible(&embedder.spec())?;
+        for (i, chunk) in previous.chunks.iter().enumerate() {
+            if let Some(vector) = dense.vector(i as u32) {
+                self.reusable.insert(chunk.id.clone(), vector);
+            }
+        }
+        Ok(())
     }
 
     /// Adds a document: chunks it and keeps its metadata. Returns its number of chunks.
@@ -151,6 +201,7 @@ impl BundleBuilder {
             return Err(Error::NoDocuments);
         }
         let total = self.chunks.len();
+        let vectors = self.embed_chunks(progress)?;
         let mut per_chunk = Vec::with_capacity(total);
         for (i, c) in self.chunks.iter().enumerate() {
             per_chunk.push(keywords::extract(&c.text, &self.options.keywords, &self.analyzer));
@@ -170,6 +221,18 @@ impl BundleBuilder {
         }
         let bm25 = Bm25Index::build(terms.iter().map(Vec::as_slice), self.options.bm25);
 
+        let embedding = self.embedder.as_ref().map(|e| e.spec());
+        let dense = match (&embedding, vectors) {
+            (Some(spec), Some(flat)) => {
+                progress(Progress { stage: Stage::Dense, done: 0, total: 1 });
+                let dim = spec.dimension as usize;
+                let index = DenseIndex::build(&flat, dim, self.options.dense, DENSE_SEED)?;
+                progress(Progress { stage: Stage::Dense, done: 1, total: 1 });
+                Some(index)
+            }
+            _ => None,
+        };
+
         let counts = Counts {
             documents: self.documents.len() as u32,
             chunks: total as u32,
@@ -177,23 +240,63 @@ impl BundleBuilder {
             keywords: graph.keywords.len() as u32,
             edges: edges as u32,
             terms: bm25.vocabulary() as u32,
+            vectors: dense.as_ref().map_or(0, |d| d.len() as u32),
         };
         let manifest = Manifest {
             format_version: FORMAT_VERSION,
             corpus: self.options.corpus,
             edgerag_version: env!("CARGO_PKG_VERSION").to_owned(),
             created: self.options.created,
-            embedding_model: String::new(),
+            embedding,
             params: BuildParams {
                 chunk: self.options.chunk,
                 size_unit: self.sizer.unit(),
                 keywords: self.options.keywords,
                 graph: self.options.graph,
                 bm25: self.options.bm25,
+                dense: self.options.dense,
             },
             counts,
         };
-        Ok(Bundle { manifest, documents: self.documents, chunks: self.chunks, graph, bm25 })
+        Ok(Bundle { manifest, documents: self.documents, chunks: self.chunks, graph, bm25, dense })
+    }
+
+    /// Vectors of every chunk, row-major (reused where possible, else embedded in batches);
+    /// `None` without an embedder.
+    fn embed_chunks(&self, progress: &mut dyn FnMut(Progress)) -> Result<Option<Vec<f32>>> {
+        let Some(embedder) = &self.embedder else {
+            return Ok(None);
+        };
+        let dim = embedder.spec().dimension as usize;
+        let total = self.chunks.len();
+        let mut flat = vec![0f32; total * dim];
+        let missing: Vec<usize> = (0..total)
+            .filter(|&i| match self.reusable.get(&self.chunks[i].id) {
+                Some(v) if v.len() == dim => {
+                    flat[i * dim..(i + 1) * dim].copy_from_slice(v);
+                    false
+                }
+                _ => true,
+            })
+            .collect();
+        let mut done = total - missing.len();
+        progress(Progress { stage: Stage::Embed, done, total });
+        for batch in missing.chunks(EMBED_BATCH) {
+            let texts: Vec<&str> = batch.iter().map(|&i| self.chunks[i].text.as_str()).collect();
+            let vectors = embedder.embed_documents(&texts)?;
+            if vectors.len() != batch.len() || vectors.iter().any(|v| v.len() != dim) {
+                return Err(Error::Config(format!(
+                    "the embedder returned vectors of the wrong shape (expected {} × {dim})",
+                    batch.len()
+                )));
+            }
+            for (&i, vector) in batch.iter().zip(vectors) {
+                flat[i * dim..(i + 1) * dim].copy_from_slice(&vector);
+            }
+            done += batch.len();
+            progress(Progress { stage: Stage::Embed, done, total });
+        }
+        Ok(Some(flat))
     }
 }
 

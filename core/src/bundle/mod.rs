@@ -1,6 +1,6 @@
 //! The corpus bundle: everything a runtime needs to answer queries, in one versioned file.
 //!
-//! # File layout (format version 1)
+//! # File layout (format version 2)
 //!
 //! All integers little-endian. The header is fixed-size so a reader can reject a file before
 //! decoding anything:
@@ -25,8 +25,16 @@
 //! field of any type reachable from [`Bundle`] changes the format: bump [`FORMAT_VERSION`], keep
 //! a decoder for the previous layout (or raise [`OLDEST_READABLE_VERSION`]), and keep a bundle of
 //! every readable version under `core/tests/fixtures/` with a test that loads it.
+//!
+//! # Versions
+//!
+//! - 1: manifest, documents, chunks, keyword graph, BM25 index.
+//! - 2: adds the embedding model's description to the manifest (replacing the model-id
+//!   string), dense-index parameters and a vector count, and the dense index after the BM25
+//!   index. Version-1 files are still read ([`v1`]); they have no vectors.
 
 mod build;
+mod v1;
 
 use serde::{Deserialize, Serialize};
 
@@ -35,6 +43,7 @@ pub use build::{BuildOptions, BundleBuilder, Progress, Stage};
 use crate::chunk::{Chunk, ChunkConfig, SizeUnit};
 use crate::graph::{Appearance, GraphConfig, KeywordGraph, Similarity};
 use crate::index::bm25::{Bm25Index, Bm25Params};
+use crate::index::dense::{DenseIndex, DenseParams};
 use crate::keywords::KeywordConfig;
 use crate::load::{DocKind, Section};
 use crate::{Error, Result};
@@ -42,7 +51,7 @@ use crate::{Error, Result};
 /// Magic bytes at the start of every bundle.
 pub const MAGIC: [u8; 8] = *b"EDGERAG\0";
 /// The format version this build writes.
-pub const FORMAT_VERSION: u16 = 1;
+pub const FORMAT_VERSION: u16 = 2;
 /// The oldest format version this build reads.
 pub const OLDEST_READABLE_VERSION: u16 = 1;
 /// Size of the fixed header.
@@ -61,6 +70,74 @@ pub struct BuildParams {
     pub graph: GraphConfig,
     /// BM25 parameters.
     pub bm25: Bm25Params,
+    /// Dense index parameters.
+    pub dense: DenseParams,
+}
+
+/// How chunk vectors are pooled from token vectors.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Pooling {
+    /// Mean of the token vectors, weighted by the attention mask (sentence-transformers).
+    #[default]
+    Mean,
+    /// The `[CLS]` token's vector (bge-style models).
+    Cls,
+}
+
+/// The embedding model a bundle's vectors come from. Queries must be embedded the same way:
+/// a runtime refuses dense search with a model whose id or dimension differ.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EmbeddingSpec {
+    /// Model id, e.g. `sentence-transformers/all-MiniLM-L6-v2`.
+    pub model: String,
+    /// Vector dimension.
+    pub dimension: u32,
+    /// Pooling of token vectors.
+    pub pooling: Pooling,
+    /// Text put before each query (e5/bge-style instructions; empty for MiniLM).
+    pub query_prefix: String,
+    /// Text put before each chunk when it is embedded.
+    pub document_prefix: String,
+    /// Longest input in tokens; longer texts are truncated.
+    pub max_tokens: u32,
+}
+
+/// Turns text into vectors: what a build and a dense search need from an embedding model.
+/// [`crate::embed::Embedder`] implements it with candle; a host may bring another.
+pub trait Embed {
+    /// How this embedder embeds (model id, dimension, pooling, prefixes).
+    fn spec(&self) -> EmbeddingSpec;
+    /// Vectors of chunk texts (the document prefix applied), one per text, L2-normalised.
+    ///
+    /// # Errors
+    /// When the model fails on the input.
+    fn embed_documents(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>>;
+    /// Vector of a query (the query prefix applied), L2-normalised.
+    ///
+    /// # Errors
+    /// When the model fails on the input.
+    fn embed_query(&self, text: &str) -> Result<Vec<f32>>;
+}
+
+impl EmbeddingSpec {
+    /// Checks that vectors made as `other` describes can be compared with these.
+    ///
+    /// # Errors
+    /// [`Error::ModelMismatch`] naming both models.
+    pub fn check_compatible(&self, other: &EmbeddingSpec) -> Result<()> {
+        let same = self.model == other.model
+            && self.dimension == other.dimension
+            && self.pooling == other.pooling
+            && self.query_prefix == other.query_prefix
+            && self.document_prefix == other.document_prefix;
+        if same {
+            return Ok(());
+        }
+        Err(Error::ModelMismatch {
+            bundle: format!("{} ({}-d)", self.model, self.dimension),
+            given: format!("{} ({}-d)", other.model, other.dimension),
+        })
+    }
 }
 
 /// Counts of what the bundle holds.
@@ -78,6 +155,8 @@ pub struct Counts {
     pub edges: u32,
     /// Distinct BM25 terms.
     pub terms: u32,
+    /// Chunk vectors (0 without embeddings).
+    pub vectors: u32,
 }
 
 /// What a bundle is: its name, provenance, parameters and counts.
@@ -91,8 +170,8 @@ pub struct Manifest {
     pub edgerag_version: String,
     /// Creation time, seconds since the Unix epoch (supplied by the host).
     pub created: u64,
-    /// Embedding model id; empty when the bundle has no vectors.
-    pub embedding_model: String,
+    /// The embedding model of the vectors; `None` when the bundle has none.
+    pub embedding: Option<EmbeddingSpec>,
     /// How the bundle was built.
     pub params: BuildParams,
     /// What it holds.
@@ -138,6 +217,8 @@ pub struct Bundle {
     pub graph: KeywordGraph,
     /// BM25 index over the chunks.
     pub bm25: Bm25Index,
+    /// Chunk vectors and their index; `None` for bundles built without embeddings.
+    pub dense: Option<DenseIndex>,
 }
 
 /// Encoded size of each part of a bundle's payload, in bytes.
@@ -153,6 +234,8 @@ pub struct PartSizes {
     pub graph: usize,
     /// BM25 index.
     pub bm25: usize,
+    /// Dense index (vectors and graph).
+    pub dense: usize,
 }
 
 impl Bundle {
@@ -180,8 +263,12 @@ impl Bundle {
     /// [`Error::Corrupted`] or [`Error::Decode`]; never panics, whatever the bytes.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
         let (version, payload) = check_header(bytes)?;
-        let (bundle, rest) = postcard::take_from_bytes::<Bundle>(payload)
-            .map_err(|e| Error::Decode(e.to_string()))?;
+        let decoded = if version == 1 {
+            postcard::take_from_bytes::<v1::Bundle>(payload).map(|(b, rest)| (b.into(), rest))
+        } else {
+            postcard::take_from_bytes::<Bundle>(payload)
+        };
+        let (bundle, rest): (Bundle, &[u8]) = decoded.map_err(|e| Error::Decode(e.to_string()))?;
         // A newer writer that still admits this reader (`min_reader`) may append fields.
         if !rest.is_empty() && version <= FORMAT_VERSION {
             return Err(Error::Decode(format!(
@@ -218,7 +305,20 @@ impl Bundle {
         if self.bm25.len() != chunks {
             return bad(format!("BM25 covers {} chunks, bundle has {chunks}", self.bm25.len()));
         }
-        self.bm25.validate()
+        self.bm25.validate()?;
+        if let Some(dense) = &self.dense {
+            let expected = self.manifest.embedding.as_ref().map(|e| e.dimension as usize);
+            if dense.len() != chunks || Some(dense.dimension()) != expected {
+                return bad(format!(
+                    "dense index holds {} vectors of dimension {}, manifest expects {chunks} of {:?}",
+                    dense.len(),
+                    dense.dimension(),
+                    expected
+                ));
+            }
+            dense.validate()?;
+        }
+        Ok(())
     }
 
     /// Encoded size of each part of the payload.
@@ -229,6 +329,7 @@ impl Bundle {
             chunks: encoded_len(&self.chunks),
             graph: encoded_len(&self.graph),
             bm25: encoded_len(&self.bm25),
+            dense: encoded_len(&self.dense),
         }
     }
 

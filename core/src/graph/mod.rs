@@ -550,7 +550,9 @@ mod tests {
         let empty = GraphIndex::new(&KeywordGraph::default(), &[], 0);
         assert_eq!(empty.edge_count(), 0);
         assert!(
-            empty.search(&KeywordGraph::default(), "Warsaw", &f.analyzer, 5, &options, &|_| true).is_empty()
+            empty
+                .search(&KeywordGraph::default(), "Warsaw", &f.analyzer, 5, &options, &|_| true)
+                .is_empty()
         );
     }
 }

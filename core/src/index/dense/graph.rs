@@ -134,7 +134,9 @@ impl Graph {
         let found = beam(bottom, entry, ef.max(1), &similarity);
         found
             .into_iter()
-            .filter_map(|c| Some(Scored { chunk: *self.chunks.get(c.node as usize)?, score: c.score }))
+            .filter_map(|c| {
+                Some(Scored { chunk: *self.chunks.get(c.node as usize)?, score: c.score })
+            })
             .collect()
     }
 }

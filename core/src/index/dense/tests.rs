@@ -125,7 +125,8 @@ fn filters_apply_before_the_cut_to_k() {
     let data = rng.unit_vectors(1_500, dim);
     let query = &rng.unit_vectors(1, dim);
     for exact_below in [0, 10_000] {
-        let index = DenseIndex::build(&data, dim, params(Quantization::F32, exact_below), 5).unwrap();
+        let index =
+            DenseIndex::build(&data, dim, params(Quantization::F32, exact_below), 5).unwrap();
         let even = index.search(query, 10, |c| c % 2 == 0).unwrap();
         assert_eq!(even.len(), 10);
         assert!(even.iter().all(|h| h.chunk % 2 == 0));
@@ -176,7 +177,10 @@ fn validate_rejects_corrupted_ids_and_data() {
     assert!(corrupt(&|g| g.layers[0].offsets[1] = 10_000));
     assert!(corrupt(&|g| g.layers.clear()));
     // A truncated byte string of vectors no longer holds whole rows.
-    let bytes = postcard::to_allocvec(&DenseIndex::build(&data, dim, params(Quantization::F32, 1_000), 3).unwrap()).unwrap();
+    let bytes = postcard::to_allocvec(
+        &DenseIndex::build(&data, dim, params(Quantization::F32, 1_000), 3).unwrap(),
+    )
+    .unwrap();
     let mut shorter = index.clone();
     shorter.params.quantization = Quantization::F32;
     assert!(shorter.validate().is_err());

@@ -1,15 +1,22 @@
-//! Querying a bundle: BM25, graph and hybrid retrieval, with explanations.
+//! Querying a bundle: BM25, dense, graph and hybrid retrieval, with explanations.
+//!
+//! A [`Searcher`] owns a decoded bundle, the petgraph graph built from it and, for dense
+//! retrieval, an embedder of the bundle's model. Query embeddings and rankings are kept in
+//! small LRU caches, so repeating a query (paging, re-rendering) costs nothing.
+
+mod cache;
 
 use std::str::FromStr;
 
+use self::cache::Lru;
 use serde::{Deserialize, Serialize};
 
-use crate::bundle::Bundle;
-use crate::load::DocKind;
+use crate::bundle::{Bundle, Embed};
 use crate::graph::{GraphHit, GraphIndex, GraphSearch};
 use crate::index::Scored;
 use crate::index::bm25::TermScore;
 use crate::index::fusion::{self, Fusion, Ranked};
+use crate::load::DocKind;
 use crate::text::Analyzer;
 use crate::{Error, Result};
 
@@ -19,9 +26,11 @@ use crate::{Error, Result};
 pub enum Mode {
     /// Lexical BM25 over chunk text.
     Bm25,
+    /// Nearest chunk embeddings to the query's embedding.
+    Dense,
     /// The keyword graph: matched keywords, then expansion through shared keywords.
     Graph,
-    /// BM25 and graph fused.
+    /// BM25, dense (when the bundle has vectors and a model is loaded) and graph, fused.
     #[default]
     Hybrid,
 }
@@ -31,6 +40,7 @@ impl Mode {
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Bm25 => "bm25",
+            Self::Dense => "dense",
             Self::Graph => "graph",
             Self::Hybrid => "hybrid",
         }
@@ -42,9 +52,12 @@ impl FromStr for Mode {
     fn from_str(s: &str) -> Result<Self> {
         match s.to_ascii_lowercase().as_str() {
             "bm25" => Ok(Self::Bm25),
+            "dense" => Ok(Self::Dense),
             "graph" => Ok(Self::Graph),
             "hybrid" => Ok(Self::Hybrid),
-            other => Err(Error::Query(format!("unknown mode {other:?} (bm25, graph or hybrid)"))),
+            other => {
+                Err(Error::Query(format!("unknown mode {other:?} (bm25, dense, graph or hybrid)")))
+            }
         }
     }
 }
@@ -66,6 +79,8 @@ pub struct SearchOptions {
     pub depth: usize,
     /// Fusion of the retrievers' lists in hybrid mode.
     pub fusion: Fusion,
+    /// Weight of the dense list in hybrid mode (BM25 has weight 1).
+    pub dense_weight: f32,
     /// Weight of the graph list in hybrid mode (BM25 has weight 1).
     pub graph_weight: f32,
     /// Graph retrieval settings.
@@ -117,10 +132,14 @@ impl Filter {
             })
             .collect();
         let allowed = bundle.chunks.iter().map(|c| {
-            let in_pages = self.pages.is_none_or(|(from, to)| c.page.is_some_and(|p| (from..=to).contains(&p)));
+            let in_pages = self
+                .pages
+                .is_none_or(|(from, to)| c.page.is_some_and(|p| (from..=to).contains(&p)));
             let in_section = section.as_ref().is_none_or(|wanted| {
                 let doc = &bundle.documents[c.doc as usize];
-                doc.section_path(c.section).iter().any(|h| h.to_lowercase().contains(wanted.as_str()))
+                doc.section_path(c.section)
+                    .iter()
+                    .any(|h| h.to_lowercase().contains(wanted.as_str()))
             });
             documents[c.doc as usize] && in_pages && in_section
         });
@@ -138,6 +157,7 @@ impl Default for SearchOptions {
             // RRF at 0.5 and 0.623 for RRF at 0.2; BM25 alone 0.681 (see README).
             fusion: Fusion::Convex,
             graph_weight: 0.2,
+            dense_weight: 1.0,
             graph: GraphSearch::default(),
             explain: false,
             filter: Filter::default(),
@@ -159,6 +179,8 @@ pub struct Signal {
 pub struct Explanation {
     /// BM25's score and rank, if BM25 found the chunk.
     pub bm25: Option<Signal>,
+    /// Dense retrieval's score (cosine similarity) and rank, if it found the chunk.
+    pub dense: Option<Signal>,
     /// The graph's score and rank, if the graph found the chunk.
     pub graph: Option<Signal>,
     /// Hops from a primary graph chunk (0 = matched directly).
@@ -197,17 +219,34 @@ pub struct Hit {
 }
 
 /// A bundle ready to query: the bundle plus the in-memory structures built from it once.
-#[derive(Debug)]
 pub struct Searcher {
     bundle: Bundle,
     graph: GraphIndex,
     analyzer: Analyzer,
+    embedder: Option<Box<dyn Embed>>,
+    query_vectors: Lru<Vec<f32>>,
+    rankings: Lru<Rankings>,
 }
 
+impl std::fmt::Debug for Searcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Searcher")
+            .field("corpus", &self.bundle.manifest.corpus)
+            .field("chunks", &self.bundle.chunks.len())
+            .field("dense", &self.dense_ready())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Entries kept in each cache.
+const CACHE_ENTRIES: usize = 256;
+
 /// Ranked lists of one query, per retriever, and their fusion.
+#[derive(Debug, Clone)]
 struct Rankings {
     terms: Vec<String>,
     bm25: Vec<Scored>,
+    dense: Vec<Scored>,
     graph: Vec<GraphHit>,
     fused: Vec<Scored>,
 }
@@ -216,7 +255,48 @@ impl Searcher {
     /// Prepares `bundle` for queries (builds the petgraph graph).
     pub fn new(bundle: Bundle) -> Self {
         let graph = GraphIndex::new(&bundle.graph, &bundle.chunks, bundle.documents.len());
-        Self { bundle, graph, analyzer: Analyzer::new() }
+        Self {
+            bundle,
+            graph,
+            analyzer: Analyzer::new(),
+            embedder: None,
+            query_vectors: Lru::new(CACHE_ENTRIES),
+            rankings: Lru::new(CACHE_ENTRIES),
+        }
+    }
+
+    /// Adds the embedder that turns queries into vectors, enabling dense retrieval.
+    ///
+    /// # Errors
+    /// [`Error::NoVectors`] if the bundle has no vectors; [`Error::ModelMismatch`] if
+    /// `embedder` is not the model the bundle was embedded with.
+    pub fn with_embedder(mut self, embedder: Box<dyn Embed>) -> Result<Self> {
+        let Some(spec) = &self.bundle.manifest.embedding else {
+            return Err(no_vectors());
+        };
+        spec.check_compatible(&embedder.spec())?;
+        self.embedder = Some(embedder);
+        Ok(self)
+    }
+
+    /// Whether dense retrieval is available (the bundle has vectors and a model is loaded).
+    pub fn dense_ready(&self) -> bool {
+        self.embedder.is_some() && self.bundle.dense.is_some()
+    }
+
+    /// The query's embedding, from the cache when it was asked before.
+    fn query_vector(&self, query: &str) -> Result<Vec<f32>> {
+        if let Some(vector) = self.query_vectors.get(query) {
+            return Ok(vector);
+        }
+        let embedder = self.embedder.as_ref().ok_or_else(|| {
+            Error::NoVectors(
+                "dense retrieval needs the bundle's embedding model to be loaded".into(),
+            )
+        })?;
+        let vector = embedder.embed_query(query)?;
+        self.query_vectors.put(query.to_owned(), vector.clone());
+        Ok(vector)
     }
 
     /// Decodes a bundle and prepares it for queries.
@@ -266,8 +346,25 @@ impl Searcher {
     }
 
     fn rank(&self, query: &str, options: &SearchOptions) -> Result<Rankings> {
+        let key = format!("{query}\u{0}{options:?}");
+        if let Some(cached) = self.rankings.get(&key) {
+            return Ok(cached);
+        }
+        let rankings = self.rank_uncached(query, options)?;
+        self.rankings.put(key, rankings.clone());
+        Ok(rankings)
+    }
+
+    fn rank_uncached(&self, query: &str, options: &SearchOptions) -> Result<Rankings> {
         let terms = self.analyzer.terms(query);
-        if terms.is_empty() && !query.chars().any(char::is_numeric) {
+        let use_dense = match options.mode {
+            Mode::Dense if self.bundle.dense.is_none() => return Err(no_vectors()),
+            Mode::Dense => true,
+            Mode::Hybrid => self.dense_ready(),
+            Mode::Bm25 | Mode::Graph => false,
+        };
+        let lexical = !terms.is_empty() || query.chars().any(char::is_numeric);
+        if query.trim().is_empty() || (!lexical && !use_dense) {
             return Err(Error::Query(format!("{query:?} has no searchable words")));
         }
         let depth = options.depth.max(options.k);
@@ -276,6 +373,10 @@ impl Searcher {
         let use_bm25 = matches!(options.mode, Mode::Bm25 | Mode::Hybrid);
         let use_graph = matches!(options.mode, Mode::Graph | Mode::Hybrid);
         let bm25 = if use_bm25 { self.bundle.bm25.search(&terms, depth, allow) } else { vec![] };
+        let dense = match (&self.bundle.dense, use_dense) {
+            (Some(index), true) => index.search(&self.query_vector(query)?, depth, allow)?,
+            _ => Vec::new(),
+        };
         let graph = if use_graph {
             let g = &self.bundle.graph;
             self.graph.search(g, query, &self.analyzer, depth, &options.graph, &allow)
@@ -286,16 +387,20 @@ impl Searcher {
             graph.iter().map(|h| Scored { chunk: h.chunk, score: h.score }).collect();
         let fused = match options.mode {
             Mode::Bm25 => bm25.clone(),
+            Mode::Dense => dense.clone(),
             Mode::Graph => graph_scored,
             Mode::Hybrid => {
-                let lists = [
+                let mut lists = vec![
                     Ranked { hits: &bm25, weight: 1.0 },
                     Ranked { hits: &graph_scored, weight: options.graph_weight },
                 ];
+                if use_dense {
+                    lists.push(Ranked { hits: &dense, weight: options.dense_weight });
+                }
                 fusion::fuse(&lists, options.fusion, depth)
             }
         };
-        Ok(Rankings { terms, bm25, graph, fused })
+        Ok(Rankings { terms, bm25, dense, graph, fused })
     }
 
     fn explain(&self, r: &Rankings, chunk: u32) -> Explanation {
@@ -316,10 +421,19 @@ impl Searcher {
             .unwrap_or_default();
         Explanation {
             bm25: rank_of(&r.bm25),
+            dense: rank_of(&r.dense),
             graph: graph_hit.map(|i| Signal { score: r.graph[i].score, rank: i as u32 + 1 }),
             graph_hops: graph_hit.map(|i| r.graph[i].hops),
             terms: self.bundle.bm25.explain(&r.terms, chunk),
             keywords,
         }
     }
+}
+
+fn no_vectors() -> Error {
+    Error::NoVectors(
+        "this bundle has no vectors (it was built without embeddings): use bm25, graph or \
+         hybrid mode, or rebuild it with a model"
+            .into(),
+    )
 }
