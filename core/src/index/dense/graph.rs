@@ -129,9 +129,9 @@ impl Graph {
         let similarity = |node: u32| self.chunks.get(node as usize).map_or(f32::MIN, |&c| score(c));
         let mut entry = Candidate { node: 0, score: similarity(0) };
         for layer in upper.iter().rev() {
-            entry = greedy(layer, entry, &similarity);
+            entry = greedy(layer, entry, similarity);
         }
-        let found = beam(bottom, entry, ef.max(1), &similarity);
+        let found = beam(bottom, entry, ef.max(1), similarity);
         found
             .into_iter()
             .filter_map(|c| {

@@ -69,8 +69,10 @@ fn exact_search_equals_a_naive_reference() {
 
 #[test]
 fn hnsw_recall_at_10_is_high_at_default_parameters() {
+    // 64 rather than 384 dimensions keeps the unoptimised test build fast; random unit vectors
+    // have no neighbourhood structure, so this is a harder case than real embeddings.
     let mut rng = Rng(2);
-    let dim = 384;
+    let dim = 64;
     let data = rng.unit_vectors(2_000, dim);
     let index = DenseIndex::build(&data, dim, params(Quantization::Int8, 0), 42).unwrap();
     assert!(index.has_graph());
@@ -176,15 +178,25 @@ fn validate_rejects_corrupted_ids_and_data() {
     assert!(corrupt(&|g| *g.layers[0].offsets.last_mut().unwrap() += 1));
     assert!(corrupt(&|g| g.layers[0].offsets[1] = 10_000));
     assert!(corrupt(&|g| g.layers.clear()));
-    // A truncated byte string of vectors no longer holds whole rows.
-    let bytes = postcard::to_allocvec(
-        &DenseIndex::build(&data, dim, params(Quantization::F32, 1_000), 3).unwrap(),
-    )
-    .unwrap();
-    let mut shorter = index.clone();
-    shorter.params.quantization = Quantization::F32;
-    assert!(shorter.validate().is_err());
-    assert!(postcard::from_bytes::<DenseIndex>(&bytes[..bytes.len() / 2]).is_err());
+    let mut mislabelled = index.clone();
+    mislabelled.params.quantization = Quantization::F32;
+    assert!(mislabelled.validate().is_err());
+}
+
+#[test]
+fn validate_rejects_vector_data_that_is_not_whole_rows() {
+    let dim = 16;
+    let data = Rng(7).unit_vectors(200, dim);
+    let params = params(Quantization::F32, 1_000);
+    let mut bytes =
+        postcard::to_allocvec(&DenseIndex::build(&data, dim, params, 3).unwrap()).unwrap();
+    assert!(postcard::from_bytes::<DenseIndex>(&bytes[..bytes.len() - 1]).is_err());
+    // The dimension follows the parameters; 200 × 16 values are not whole rows of 15.
+    let at = postcard::to_allocvec(&params).unwrap().len();
+    assert_eq!(bytes[at], 16);
+    bytes[at] = 15;
+    let decoded: DenseIndex = postcard::from_bytes(&bytes).unwrap();
+    assert!(matches!(decoded.validate(), Err(Error::Decode(_))));
 }
 
 #[test]

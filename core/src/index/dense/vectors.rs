@@ -104,7 +104,7 @@ impl Vectors {
                 scales.len() == self.dim() && scales.iter().all(|s| s.is_finite() && *s >= 0.0),
             ),
         };
-        if values > 0 && (self.dim == 0 || values % self.dim() != 0) {
+        if values > 0 && (self.dim == 0 || !values.is_multiple_of(self.dim())) {
             Some("vector data is not a whole number of rows")
         } else if !scales_ok {
             Some("int8 scales do not match the dimension")
