@@ -30,8 +30,12 @@ lint: ## rustfmt and clippy (warnings are errors)
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
 
+.PHONY: models
+models: cli ## Fetch the embedding model (all-MiniLM-L6-v2) into the cache, verified
+	$(EDGERAG) models fetch
+
 .PHONY: test-native
-test-native: ## Unit, integration and doc tests of every crate (native)
+test-native: models ## Unit, integration and doc tests of every crate (native)
 	$(CARGO) test --workspace --all-targets --locked
 	$(CARGO) test --doc --locked -p edgerag-core
 

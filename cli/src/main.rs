@@ -4,6 +4,7 @@ mod build;
 mod eval;
 mod files;
 mod inspect;
+mod models;
 mod output;
 mod retrieval;
 mod search;
@@ -31,6 +32,9 @@ enum Command {
     /// Evaluate retrieval quality on a judged data set.
     #[command(subcommand)]
     Eval(eval::Command),
+    /// Manage the embedding model (download it into the cache, show where it is).
+    #[command(subcommand)]
+    Models(models::Command),
 }
 
 fn main() -> ExitCode {
@@ -40,6 +44,7 @@ fn main() -> ExitCode {
         Command::Inspect(args) => inspect::run(args),
         Command::Search(args) => search::run(args),
         Command::Eval(command) => eval::run(command),
+        Command::Models(command) => models::run(command),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

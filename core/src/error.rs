@@ -93,6 +93,10 @@ pub enum Error {
     /// the query.
     #[error("{0}")]
     NoVectors(String),
+    /// An embedding model's files cannot be used, or running the model failed. The message
+    /// starts with the file concerned where there is one (`config.json: …`).
+    #[error("embedding model: {0}")]
+    Model(String),
     /// A line of an evaluation data set could not be parsed.
     #[error("{file} line {line}: {message}")]
     Dataset {

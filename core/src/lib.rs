@@ -31,6 +31,8 @@
 
 pub mod bundle;
 pub mod chunk;
+#[cfg(feature = "embed")]
+pub mod embed;
 mod error;
 pub mod eval;
 pub mod graph;

@@ -4,4 +4,6 @@
 
 mod bundle;
 mod common;
+#[cfg(feature = "embed")]
+mod embed;
 mod search;
