@@ -10,6 +10,7 @@ use edgerag_core::{BuildOptions, Bundle, BundleBuilder, DocKind, Document};
 use indicatif::ProgressBar;
 use serde::Serialize;
 
+use crate::embedding::ModelArgs;
 use crate::{files, output};
 
 /// Arguments of `edgerag build`.
@@ -27,6 +28,10 @@ pub(crate) struct Args {
     /// Fail on the first file that cannot be loaded instead of skipping it.
     #[arg(long)]
     strict: bool,
+    /// An earlier build of this corpus: vectors of unchanged chunks are reused, only new
+    /// chunks are embedded.
+    #[arg(long, value_name = "BUNDLE")]
+    update: Option<PathBuf>,
     #[command(flatten)]
     settings: Settings,
     /// Print a JSON summary instead of text (and no progress bars).
@@ -37,15 +42,15 @@ pub(crate) struct Args {
 /// Build settings shared by `build` and `eval`.
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct Settings {
-    /// Target chunk size in characters.
-    #[arg(long, default_value_t = ChunkConfig::chars().target)]
-    chunk_target: usize,
-    /// Maximum chunk size in characters.
-    #[arg(long, default_value_t = ChunkConfig::chars().max)]
-    chunk_max: usize,
-    /// Minimum chunk size in characters (smaller chunks are merged).
-    #[arg(long, default_value_t = ChunkConfig::chars().min)]
-    chunk_min: usize,
+    /// Target chunk size [default: 200 tokens with a model, 800 characters without].
+    #[arg(long)]
+    chunk_target: Option<usize>,
+    /// Maximum chunk size [default: 256 tokens with a model, 1200 characters without].
+    #[arg(long)]
+    chunk_max: Option<usize>,
+    /// Minimum chunk size; smaller chunks are merged [default: 40 tokens / 160 characters].
+    #[arg(long)]
+    chunk_min: Option<usize>,
     /// Overlap between consecutive chunks, as a fraction of the target (whole sentences).
     #[arg(long, default_value_t = ChunkConfig::chars().overlap)]
     chunk_overlap: f32,
@@ -58,25 +63,43 @@ pub(crate) struct Settings {
     /// Creation time to record (Unix seconds) [default: $SOURCE_DATE_EPOCH, else now].
     #[arg(long)]
     created: Option<u64>,
+    /// Build without embeddings (no dense retrieval; no model needed).
+    #[arg(long)]
+    no_embed: bool,
+    #[command(flatten)]
+    model: ModelArgs,
 }
 
 impl Settings {
-    /// Build options for a corpus called `corpus`.
-    pub(crate) fn options(&self, corpus: String) -> BuildOptions {
+    /// The model flags.
+    pub(crate) fn model(&self) -> &ModelArgs {
+        &self.model
+    }
+
+    /// A bundle builder for a corpus called `corpus`: with the embedding model (chunks sized
+    /// in its tokens) unless `--no-embed`, else chunks sized in characters.
+    pub(crate) fn builder(&self, corpus: String, quiet: bool) -> Result<BundleBuilder> {
+        let embedder = if self.no_embed { None } else { Some(self.model.load(quiet)?) };
+        let defaults = if embedder.is_some() { ChunkConfig::tokens() } else { ChunkConfig::chars() };
         let mut options = BuildOptions {
             corpus,
             created: self.created.or_else(source_date_epoch).unwrap_or_else(now),
             chunk: ChunkConfig {
-                target: self.chunk_target,
-                max: self.chunk_max,
-                min: self.chunk_min,
+                target: self.chunk_target.unwrap_or(defaults.target),
+                max: self.chunk_max.unwrap_or(defaults.max),
+                min: self.chunk_min.unwrap_or(defaults.min),
                 overlap: self.chunk_overlap,
             },
             ..BuildOptions::default()
         };
         options.keywords.max_df = self.max_df;
         options.keywords.keep.clone_from(&self.keep);
-        options
+        let Some(embedder) = embedder else {
+            return Ok(BundleBuilder::new(options)?);
+        };
+        let mut builder = BundleBuilder::with_sizer(options, Box::new(embedder.token_sizer()))?;
+        builder.embed_with(Box::new(embedder));
+        Ok(builder)
     }
 }
 
@@ -104,6 +127,9 @@ struct Summary {
     duplicates_removed: u32,
     keywords: u32,
     edges: u32,
+    vectors: u32,
+    /// Vectors taken from the `--update` bundle instead of being embedded again.
+    reused_vectors: usize,
     bytes: usize,
     failed: Vec<Failure>,
     skipped: usize,
@@ -120,7 +146,16 @@ pub(crate) fn run(args: Args) -> Result<()> {
         let stem = args.output.file_stem().map(|s| s.to_string_lossy().into_owned());
         stem.unwrap_or_else(|| "corpus".to_owned())
     });
-    let mut builder = BundleBuilder::new(args.settings.options(corpus))?;
+    let mut builder = args.settings.builder(corpus, args.json)?;
+    let mut previous_ids = std::collections::HashSet::new();
+    if let Some(path) = &args.update {
+        let previous = files::open_bundle(path)?;
+        let bundle = previous.bundle();
+        builder.reuse_vectors(bundle).with_context(|| format!("--update {}", path.display()))?;
+        if bundle.dense.is_some() {
+            previous_ids = bundle.chunks.iter().map(|c| c.id.clone()).collect();
+        }
+    }
 
     let bar = output::progress(inputs.files.len() as u64, "loading", args.json);
     let mut failed = Vec::new();
@@ -160,6 +195,12 @@ pub(crate) fn run(args: Args) -> Result<()> {
         duplicates_removed: counts.duplicates_removed,
         keywords: counts.keywords,
         edges: counts.edges,
+        vectors: counts.vectors,
+        reused_vectors: if bundle.dense.is_some() {
+            bundle.chunks.iter().filter(|c| previous_ids.contains(&c.id)).count()
+        } else {
+            0
+        },
         bytes: bytes.len(),
         failed,
         skipped: inputs.skipped.len(),
@@ -169,7 +210,7 @@ pub(crate) fn run(args: Args) -> Result<()> {
         return output::json(&summary);
     }
     output::line(&format!(
-        "wrote {} ({} bytes): {} documents, {} chunks ({} duplicates removed), {} keywords, {} edges in {:.1}s",
+        "wrote {} ({} bytes): {} documents, {} chunks ({} duplicates removed), {} keywords, {} edges, {} vectors in {:.1}s",
         summary.bundle,
         summary.bytes,
         summary.documents,
@@ -177,6 +218,7 @@ pub(crate) fn run(args: Args) -> Result<()> {
         summary.duplicates_removed,
         summary.keywords,
         summary.edges,
+        summary.vectors,
         summary.seconds,
     ));
     if !summary.failed.is_empty() {

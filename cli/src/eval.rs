@@ -6,7 +6,7 @@ use anyhow::{Context, Result, bail};
 use edgerag_core::eval::beir::{self, BeirDoc, BeirQuery};
 use edgerag_core::eval::multihop;
 use edgerag_core::load::from_text;
-use edgerag_core::{BundleBuilder, Mode, Searcher};
+use edgerag_core::{Mode, Searcher};
 use serde::Serialize;
 
 use crate::build::{self, Settings};
@@ -81,7 +81,7 @@ fn beir(args: BeirArgs) -> Result<()> {
     let documents = corpus.iter().map(|d| (d.id.clone(), d.title.as_str(), d.text.as_str()));
     let searcher = index(&args.dir, documents, corpus.len(), &args.common)?;
     let mut reports = Vec::new();
-    for mode in modes {
+    for mode in available(modes, &searcher)? {
         let options = args.common.fusion.options(mode, 10, false);
         let bar = output::progress(queries.len() as u64, mode.as_str(), args.common.json);
         let report = beir::evaluate(&searcher, &queries, &qrels, &options, &mut |done, total| {
@@ -114,7 +114,7 @@ fn multihop(args: MultihopArgs) -> Result<()> {
         .map(|(i, p)| (i.to_string(), p.title.as_str(), p.text.as_str()));
     let searcher = index(&args.dir, documents, passages.len(), &args.common)?;
     let mut reports = Vec::new();
-    for mode in modes {
+    for mode in available(modes, &searcher)? {
         let options = args.common.fusion.options(mode, 5, false);
         let bar = output::progress(questions.len() as u64, mode.as_str(), args.common.json);
         let report = multihop::evaluate(&searcher, &questions, &options, &mut |done, total| {
@@ -139,6 +139,14 @@ fn multihop(args: MultihopArgs) -> Result<()> {
     )
 }
 
+/// The modes the searcher can run: dense only with vectors (it is left out of `all` without).
+fn available(modes: Vec<Mode>, searcher: &Searcher) -> Result<Vec<Mode>> {
+    if modes == [Mode::Dense] && !searcher.dense_ready() {
+        bail!("dense mode needs embeddings: drop --no-embed");
+    }
+    Ok(modes.into_iter().filter(|&m| m != Mode::Dense || searcher.dense_ready()).collect())
+}
+
 /// Builds an in-memory bundle from `(source, title, text)` records.
 fn index<'a>(
     dir: &Path,
@@ -146,7 +154,7 @@ fn index<'a>(
     count: usize,
     common: &Common,
 ) -> Result<Searcher> {
-    let mut builder = BundleBuilder::new(common.settings.options(file_name(dir)))?;
+    let mut builder = common.settings.builder(file_name(dir), common.json)?;
     let bar = output::progress(count as u64, "chunking", common.json);
     for (source, title, text) in documents {
         match from_text(&source, title, &format!("{title}\n\n{text}")) {
@@ -158,7 +166,15 @@ fn index<'a>(
         bar.inc(1);
     }
     bar.finish_and_clear();
-    Ok(Searcher::new(build::finish(builder, common.json)?))
+    let bundle = build::finish(builder, common.json)?;
+    let searcher = Searcher::new(bundle);
+    match &searcher.bundle().manifest.embedding {
+        Some(spec) => {
+            let embedder = common.settings.model().load_for(spec, common.json)?;
+            Ok(searcher.with_embedder(Box::new(embedder))?)
+        }
+        None => Ok(searcher),
+    }
 }
 
 /// Prints reports as JSON (one object, or an array for several modes) or as a table.

@@ -1,6 +1,7 @@
 //! `edgerag`: build, inspect, search and evaluate corpus bundles from the command line.
 
 mod build;
+mod embedding;
 mod eval;
 mod files;
 mod inspect;
@@ -29,6 +30,8 @@ enum Command {
     Inspect(inspect::Args),
     /// Search a bundle.
     Search(search::Args),
+    /// Embed texts with the embedding model (vectors as JSON for parity checks).
+    Embed(embedding::Args),
     /// Evaluate retrieval quality on a judged data set.
     #[command(subcommand)]
     Eval(eval::Command),
@@ -43,6 +46,7 @@ fn main() -> ExitCode {
         Command::Build(args) => build::run(args),
         Command::Inspect(args) => inspect::run(args),
         Command::Search(args) => search::run(args),
+        Command::Embed(args) => embedding::run(args),
         Command::Eval(command) => eval::run(command),
         Command::Models(command) => models::run(command),
     };

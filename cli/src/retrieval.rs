@@ -13,6 +13,9 @@ pub(crate) struct FusionArgs {
     /// Weight of the graph signal in hybrid mode (BM25 weighs 1).
     #[arg(long, default_value_t = SearchOptions::default().graph_weight)]
     graph_weight: f32,
+    /// Weight of the dense signal in hybrid mode (BM25 weighs 1).
+    #[arg(long, default_value_t = SearchOptions::default().dense_weight)]
+    dense_weight: f32,
 }
 
 impl FusionArgs {
@@ -24,6 +27,7 @@ impl FusionArgs {
             mode,
             fusion,
             graph_weight: self.graph_weight,
+            dense_weight: self.dense_weight,
             explain,
             ..SearchOptions::default()
         }
@@ -31,7 +35,7 @@ impl FusionArgs {
 }
 
 /// Every retrieval mode, in the order reports list them.
-pub(crate) const ALL_MODES: [Mode; 3] = [Mode::Bm25, Mode::Graph, Mode::Hybrid];
+pub(crate) const ALL_MODES: [Mode; 4] = [Mode::Bm25, Mode::Dense, Mode::Graph, Mode::Hybrid];
 
 /// Parses an evaluation `--mode`: one mode, or `all`.
 pub(crate) fn parse_modes(arg: &str) -> Result<Vec<Mode>> {
@@ -40,6 +44,6 @@ pub(crate) fn parse_modes(arg: &str) -> Result<Vec<Mode>> {
     }
     match arg.parse() {
         Ok(mode) => Ok(vec![mode]),
-        Err(_) => bail!("unknown mode {arg:?} (bm25, graph, hybrid or all)"),
+        Err(_) => bail!("unknown mode {arg:?} (bm25, dense, graph, hybrid or all)"),
     }
 }

@@ -7,6 +7,7 @@ use edgerag_core::query::Filter;
 use edgerag_core::{DocKind, Hit, Mode};
 use serde::Serialize;
 
+use crate::embedding::ModelArgs;
 use crate::retrieval::FusionArgs;
 use crate::{files, output};
 
@@ -20,11 +21,13 @@ pub(crate) struct Args {
     /// Number of results.
     #[arg(short, default_value_t = 10)]
     k: usize,
-    /// Retrieval mode: bm25, graph or hybrid.
+    /// Retrieval mode: bm25, dense, graph or hybrid.
     #[arg(long, default_value_t = Mode::default())]
     mode: Mode,
     #[command(flatten)]
     fusion: FusionArgs,
+    #[command(flatten)]
+    model: ModelArgs,
     /// Only search this document (source path, file name or id; repeatable).
     #[arg(long = "document", value_name = "NAME")]
     documents: Vec<String>,
@@ -53,7 +56,18 @@ struct Results<'a> {
 }
 
 pub(crate) fn run(args: Args) -> Result<()> {
-    let searcher = files::open_bundle(&args.bundle)?;
+    let mut searcher = files::open_bundle(&args.bundle)?;
+    if let Some(spec) = searcher.bundle().manifest.embedding.clone()
+        && matches!(args.mode, Mode::Dense | Mode::Hybrid)
+    {
+        match args.model.load_for(&spec, args.json) {
+            Ok(embedder) => searcher = searcher.with_embedder(Box::new(embedder))?,
+            Err(error) if args.mode == Mode::Hybrid => {
+                output::warn(None, &format!("dense retrieval off: {error:#}"));
+            }
+            Err(error) => return Err(error),
+        }
+    }
     let mut options = args.fusion.options(args.mode, args.k, args.explain);
     options.filter = Filter {
         documents: args.documents,

@@ -74,6 +74,24 @@ pub(crate) struct ModelFiles {
 }
 
 impl ModelFiles {
+    /// Embedding settings for these files: all-MiniLM-L6-v2's when the weights are the pinned
+    /// ones (wherever they came from), otherwise mean pooling under the directory's name.
+    pub(crate) fn options(&self) -> EmbedderOptions {
+        let mut options = EmbedderOptions::minilm();
+        if sha256_hex(&self.weights) != PINNED[2].sha256 {
+            options.model_id = self.dir.file_name().map_or_else(
+                || self.dir.display().to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            );
+        }
+        options
+    }
+
+    /// Loads the embedder with [`ModelFiles::options`].
+    pub(crate) fn load(&self) -> Result<Embedder> {
+        self.embedder(self.options())
+    }
+
     /// Loads the model. The default model gets [`EmbedderOptions::minilm`]; so does a local
     /// directory unless `options` says otherwise.
     pub(crate) fn embedder(&self, options: EmbedderOptions) -> Result<Embedder> {
@@ -222,11 +240,7 @@ pub(crate) fn run(command: Command) -> Result<()> {
     match command {
         Command::Fetch(args) => {
             let files = resolve(args.model.as_deref(), args.json)?;
-            let mut options = EmbedderOptions::minilm();
-            if files.source == Source::Local {
-                options.model_id = files.dir.display().to_string();
-            }
-            let embedder = files.embedder(options)?;
+            let embedder = files.load()?;
             embedder
                 .embed_query("Does the model load and run?")
                 .with_context(|| format!("model in {}", files.dir.display()))?;

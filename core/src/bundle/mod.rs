@@ -74,13 +74,14 @@ pub struct BuildParams {
     pub dense: DenseParams,
 }
 
-/// How chunk vectors are pooled from token vectors.
+/// How the token vectors of a model's last layer become one text vector.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Pooling {
-    /// Mean of the token vectors, weighted by the attention mask (sentence-transformers).
+    /// Mean of the token vectors, weighted by the attention mask (sentence-transformers'
+    /// MiniLM, mpnet, e5).
     #[default]
     Mean,
-    /// The `[CLS]` token's vector (bge-style models).
+    /// The vector of the first (`[CLS]`) token (bge).
     Cls,
 }
 

@@ -167,3 +167,24 @@ impl Embedder {
         run().map_err(|e| Error::Model(format!("embedding failed: {e}")))
     }
 }
+
+impl crate::bundle::Embed for Embedder {
+    fn spec(&self) -> crate::bundle::EmbeddingSpec {
+        crate::bundle::EmbeddingSpec {
+            model: self.options.model_id.clone(),
+            dimension: self.dimension as u32,
+            pooling: self.options.pooling,
+            query_prefix: self.options.query_prefix.clone(),
+            document_prefix: self.options.document_prefix.clone(),
+            max_tokens: self.options.max_tokens as u32,
+        }
+    }
+
+    fn embed_documents(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        Embedder::embed_documents(self, texts)
+    }
+
+    fn embed_query(&self, text: &str) -> Result<Vec<f32>> {
+        Embedder::embed_query(self, text)
+    }
+}

@@ -2,15 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// How the token vectors of the last layer become one text vector.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Pooling {
-    /// Mean of the token vectors, weighted by the attention mask (sentence-transformers' MiniLM,
-    /// mpnet, e5).
-    Mean,
-    /// The vector of the first (`[CLS]`) token (bge).
-    Cls,
-}
+pub use crate::bundle::Pooling;
 
 /// Settings of an [`super::Embedder`]; [`EmbedderOptions::minilm`] matches
 /// `sentence-transformers/all-MiniLM-L6-v2`.
