@@ -12,7 +12,7 @@
 //! - **HNSW** (hierarchical navigable small world graph, Malkov & Yashunin 2018) from that
 //!   size on: built by `instant-distance` with a fixed seed and simple neighbour selection (the
 //!   `2·M = 64` nearest candidates in layer 0, `M = 32` above), then copied into a plain
-//!   adjacency-list form that the bundle stores ([`build`] explains how). Search descends
+//!   adjacency-list form that the bundle stores (`dense/build.rs` explains how). Search descends
 //!   greedily through the upper layers and runs a beam of width `ef_search` in layer 0;
 //!   every candidate is scored against the stored vectors, so the returned scores are exact.
 //! - **int8 storage** ([`Quantization::Int8`]): per dimension `d`, `scale_d = max|x_d| / 127`
