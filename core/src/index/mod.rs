@@ -1,4 +1,4 @@
-//! Retrieval indexes over a bundle's chunks: sparse (BM25) now, dense (HNSW) later, and the
+//! Retrieval indexes over a bundle's chunks: sparse (BM25), dense (exact or HNSW), and the
 //! fusion of their ranked lists.
 
 pub mod bm25;
