@@ -10,8 +10,9 @@
 //! With [`EmbedderOptions::minilm`] the vectors match sentence-transformers'
 //! `all-MiniLM-L6-v2` (cosine ≥ 0.999, checked against reference vectors in the tests).
 //!
-//! Texts are embedded in batches of [`EmbedderOptions::batch_size`], each padded to its longest
-//! member and truncated at [`EmbedderOptions::max_tokens`]; padding does not change a vector.
+//! Texts are embedded in batches of [`EmbedderOptions::batch_size`] texts of similar length,
+//! each padded to its longest member and truncated at [`EmbedderOptions::max_tokens`]; padding
+//! does not change a vector.
 //! [`TokenSizer`] counts tokens with the same tokenizer so chunks can be sized to the window.
 
 mod options;
@@ -127,11 +128,18 @@ impl Embedder {
         vectors.pop().ok_or_else(|| Error::Model("the model returned no vector".to_owned()))
     }
 
+    /// Embeds `texts` in batches of similar length (longest first, like sentence-transformers),
+    /// so little compute goes to padding; returns the vectors in the order of `texts`.
     fn embed_prefixed(&self, prefix: &str, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
-        let mut vectors = Vec::with_capacity(texts.len());
-        for batch in texts.chunks(self.options.batch_size) {
-            let inputs: Vec<String> = batch.iter().map(|t| format!("{prefix}{t}")).collect();
-            vectors.extend(self.embed_batch(inputs)?);
+        let mut order: Vec<usize> = (0..texts.len()).collect();
+        order.sort_by_key(|&i| std::cmp::Reverse(texts[i].chars().count()));
+        let mut vectors = vec![Vec::new(); texts.len()];
+        for batch in order.chunks(self.options.batch_size) {
+            let inputs: Vec<String> =
+                batch.iter().map(|&i| format!("{prefix}{}", texts[i])).collect();
+            for (&i, vector) in batch.iter().zip(self.embed_batch(inputs)?) {
+                vectors[i] = vector;
+            }
         }
         Ok(vectors)
     }
