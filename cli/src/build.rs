@@ -80,7 +80,8 @@ impl Settings {
     /// in its tokens) unless `--no-embed`, else chunks sized in characters.
     pub(crate) fn builder(&self, corpus: String, quiet: bool) -> Result<BundleBuilder> {
         let embedder = if self.no_embed { None } else { Some(self.model.load(quiet)?) };
-        let defaults = if embedder.is_some() { ChunkConfig::tokens() } else { ChunkConfig::chars() };
+        let defaults =
+            if embedder.is_some() { ChunkConfig::tokens() } else { ChunkConfig::chars() };
         let mut options = BuildOptions {
             corpus,
             created: self.created.or_else(source_date_epoch).unwrap_or_else(now),

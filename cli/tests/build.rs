@@ -7,7 +7,7 @@ fn build_reports_counts_and_inspect_agrees() {
     let dir = tempfile::tempdir().unwrap();
     let bundle = dir.path().join("demo.bundle");
     let corpus = cli::demo_corpus();
-    let built = json(&["build", path(&corpus), "-o", path(&bundle), "--json"]);
+    let built = json(&["build", path(&corpus), "-o", path(&bundle), "--no-embed", "--json"]);
     assert_eq!(built["documents"], 6, "{built}");
     assert!(built["chunks"].as_u64().unwrap() > 50, "{built}");
     for key in ["keywords", "edges"] {
@@ -62,7 +62,8 @@ fn bad_files_are_reported_and_skipped_unless_strict() {
 fn unreadable_inputs_and_outputs_fail_with_one_clear_line() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("missing.md");
-    let out = edgerag(&["build", path(&missing), "-o", path(&dir.path().join("x.bundle"))]);
+    let out =
+        edgerag(&["build", path(&missing), "-o", path(&dir.path().join("x.bundle")), "--no-embed"]);
     assert!(one_error_line(&out).contains("missing.md"));
 
     let not_bundle = cli::demo_corpus().join("normans.md");
@@ -77,7 +78,9 @@ fn unreadable_inputs_and_outputs_fail_with_one_clear_line() {
     assert!(line.contains("truncated.bundle") && line.contains("truncated"), "{line}");
 
     let no_dir = dir.path().join("no/such/dir/out.bundle");
-    let line = one_error_line(&edgerag(&["build", path(&cli::demo_corpus()), "-o", path(&no_dir)]));
+    let corpus = cli::demo_corpus();
+    let args = ["build", path(&corpus), "-o", path(&no_dir), "--no-embed"];
+    let line = one_error_line(&edgerag(&args));
     assert!(line.contains("out.bundle"), "{line}");
 }
 
@@ -90,7 +93,8 @@ fn directories_are_walked_and_unsupported_files_skipped() {
     std::fs::write(docs.join("notes.docx"), b"PK\x03\x04").unwrap();
     std::fs::write(dir.path().join("docs/.hidden.md"), "# Hidden\n\nNot indexed.").unwrap();
     let bundle = dir.path().join("docs.bundle");
-    let built = json(&["build", path(&dir.path().join("docs")), "-o", path(&bundle), "--json"]);
+    let docs = dir.path().join("docs");
+    let built = json(&["build", path(&docs), "-o", path(&bundle), "--no-embed", "--json"]);
     assert_eq!(built["documents"], 1, "{built}");
     assert_eq!(built["skipped"], 1, "{built}");
 
@@ -119,7 +123,7 @@ fn malformed_pdfs_give_one_error_line_never_a_panic_message() {
         }
         let file = dir.path().join(format!("corrupt-{round}.pdf"));
         std::fs::write(&file, &bytes).unwrap();
-        let out = edgerag(&["build", path(&file), "-o", path(&bundle), "--strict"]);
+        let out = edgerag(&["build", path(&file), "-o", path(&bundle), "--strict", "--no-embed"]);
         if out.status.success() {
             assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
             continue;

@@ -38,11 +38,11 @@ pub(crate) fn demo_corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../demo/corpus")
 }
 
-/// Builds the demo corpus into `dir/demo.bundle` and returns its path.
+/// Builds the demo corpus (without embeddings) into `dir/demo.bundle` and returns its path.
 pub(crate) fn demo_bundle(dir: &Path) -> PathBuf {
     let bundle = dir.join("demo.bundle");
     let corpus = demo_corpus();
-    json(&["build", path(&corpus), "-o", path(&bundle), "--json"]);
+    json(&["build", path(&corpus), "-o", path(&bundle), "--no-embed", "--json"]);
     bundle
 }
 

@@ -86,7 +86,7 @@ fn beir_eval_reports_metrics_on_real_scifact_data() {
 #[test]
 fn eval_errors_name_the_missing_file() {
     let dir = tempfile::tempdir().unwrap();
-    let line = one_error_line(&edgerag(&["eval", "beir", path(dir.path())]));
+    let line = one_error_line(&edgerag(&["eval", "beir", path(dir.path()), "--no-embed"]));
     assert!(line.contains("corpus.jsonl"), "{line}");
 }
 
@@ -97,7 +97,8 @@ fn multihop_eval_reports_recall_for_every_mode() {
         return;
     };
     let musique = scifact.with_file_name("musique");
-    let reports = json(&["eval", "multihop", path(&musique), "--mode", "all", "--json"]);
+    let reports =
+        json(&["eval", "multihop", path(&musique), "--mode", "all", "--no-embed", "--json"]);
     let reports = reports.as_array().unwrap();
     assert_eq!(reports.len(), 3);
     for r in reports {

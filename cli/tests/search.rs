@@ -43,9 +43,9 @@ fn explain_adds_signals_and_pdf_hits_carry_pages() {
 fn bad_mode_and_empty_query_are_clear_errors() {
     let dir = tempfile::tempdir().unwrap();
     let bundle = cli::demo_bundle(dir.path());
-    let out = edgerag(&["search", path(&bundle), "steam", "--mode", "dense"]);
+    let out = edgerag(&["search", path(&bundle), "steam", "--mode", "sparse"]);
     assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("dense"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("sparse"));
     let line = one_error_line(&edgerag(&["search", path(&bundle), "the of"]));
     assert!(line.contains("no searchable words"), "{line}");
 }

@@ -4,5 +4,6 @@
 
 mod build;
 mod cli;
+mod embed;
 mod eval;
 mod search;
