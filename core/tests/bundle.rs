@@ -108,3 +108,24 @@ fn stored_v1_bundle_still_loads_and_answers() {
     assert_eq!(hits[0].title, "Normans");
     assert!(hits[0].text.contains("Rollo"));
 }
+
+/// A bundle written by format version 2, with all-MiniLM-L6-v2 vectors. Made with
+/// `edgerag build core/tests/fixtures/normans.md core/tests/fixtures/computational-complexity.html
+/// -o core/tests/fixtures/bundle-v2.bundle --name fixtures --created 1700000000`.
+#[test]
+fn stored_v2_bundle_loads_with_its_vectors() {
+    let bytes = common::fixture("bundle-v2.bundle");
+    assert_eq!(u16::from_le_bytes([bytes[8], bytes[9]]), 2);
+    let bundle = Bundle::from_bytes(&bytes).unwrap();
+    let spec = bundle.manifest.embedding.as_ref().unwrap();
+    assert_eq!(spec.model, "sentence-transformers/all-MiniLM-L6-v2");
+    assert_eq!(spec.dimension, 384);
+    let dense = bundle.dense.as_ref().unwrap();
+    assert_eq!(dense.len(), bundle.chunks.len());
+    assert_eq!(bundle.manifest.counts.vectors as usize, bundle.chunks.len());
+    // A chunk's own (dequantised) vector finds that chunk first.
+    let query = dense.vector(3).unwrap();
+    let hits = dense.search(&query, 3, |_| true).unwrap();
+    assert_eq!(hits[0].chunk, 3);
+    assert!(hits[0].score > 0.99, "{hits:?}");
+}
