@@ -22,7 +22,7 @@ setup: ## Install what the build and tests need (idempotent)
 	scripts/setup.sh rust
 
 .PHONY: test
-test: setup lint test-native wasm eval-check ## Run every test layer
+test: setup lint test-native test-wasm eval-check ## Run every test layer
 	@echo "make test: all layers passed"
 
 .PHONY: lint
@@ -42,6 +42,14 @@ test-native: models ## Unit, integration and doc tests of every crate (native)
 .PHONY: wasm
 wasm: ## Build edgerag-core and the wasm crate for wasm32 (+simd128)
 	scripts/wasm.sh --locked --profile $(WASM_PROFILE) -p edgerag-core -p edgerag-wasm
+
+WASM_PKG := $(CARGO_TARGET_DIR)/wasm-pkg
+
+.PHONY: test-wasm
+test-wasm: wasm models ## The real wasm build under Node: embedding parity with sentence-transformers
+	scripts/setup.sh wasm-bindgen
+	scripts/wasm-bindgen.sh $(WASM_PROFILE) nodejs $(WASM_PKG)
+	EDGERAG_WASM_PKG=$(WASM_PKG) EDGERAG_MODEL_DIR="$$($(EDGERAG) models path)" node --test wasm/tests/
 
 .PHONY: cli
 cli: ## Build the edgerag CLI (release)

@@ -7,6 +7,8 @@
 //! const hits = rag.search("who designed the ISS?", { k: 5, mode: "hybrid" });
 //! ```
 
+use edgerag_core::bundle::Embed;
+use edgerag_core::embed::{Embedder as CoreEmbedder, EmbedderOptions};
 use edgerag_core::{SearchOptions, Searcher};
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
@@ -62,4 +64,41 @@ impl Edgerag {
 fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsError> {
     let serializer = serde_wasm_bindgen::Serializer::json_compatible();
     Ok(value.serialize(&serializer)?)
+}
+
+/// The sentence embedder (all-MiniLM-L6-v2 settings) running in WebAssembly with SIMD128.
+#[wasm_bindgen]
+pub struct Embedder {
+    inner: CoreEmbedder,
+}
+
+#[wasm_bindgen]
+impl Embedder {
+    /// Loads the model from the bytes of `config.json`, `tokenizer.json` and
+    /// `model.safetensors`. Throws if the files do not make a model.
+    #[wasm_bindgen(constructor)]
+    pub fn new(config: &[u8], tokenizer: &[u8], weights: &[u8]) -> Result<Embedder, JsError> {
+        console_error_panic_hook::set_once();
+        let inner =
+            CoreEmbedder::from_bytes(config, tokenizer, weights, EmbedderOptions::minilm())?;
+        Ok(Self { inner })
+    }
+
+    /// Vector dimension.
+    pub fn dimension(&self) -> usize {
+        self.inner.dimension()
+    }
+
+    /// Embeds documents; returns the vectors one after another in one `Float32Array`.
+    #[wasm_bindgen(js_name = embedDocuments)]
+    pub fn embed_documents(&self, texts: Vec<String>) -> Result<Vec<f32>, JsError> {
+        let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+        Ok(Embed::embed_documents(&self.inner, &texts)?.concat())
+    }
+
+    /// Embeds one query.
+    #[wasm_bindgen(js_name = embedQuery)]
+    pub fn embed_query(&self, text: &str) -> Result<Vec<f32>, JsError> {
+        Ok(Embed::embed_query(&self.inner, text)?)
+    }
 }
