@@ -64,6 +64,14 @@ eval: models ## Every mode on SciFact (train) and MuSiQue, with embeddings (SciF
 	$(EDGERAG) eval beir "$(EDGERAG_DATA)/scifact" --split train --mode all
 	$(EDGERAG) eval multihop "$(EDGERAG_DATA)/musique" --mode all
 
+.PHONY: bench
+bench: wasm models ## Embedding native vs wasm, search latency at 10k/100k chunks, HNSW recall (~15 min)
+	scripts/setup.sh wasm-bindgen
+	scripts/wasm-bindgen.sh $(WASM_PROFILE) nodejs $(WASM_PKG)
+	@mkdir -p $(dir $(DEMO_BUNDLE))
+	$(EDGERAG) build demo/corpus -o $(DEMO_BUNDLE) --name demo
+	$(EDGERAG) bench --bundle $(DEMO_BUNDLE) --wasm-pkg $(WASM_PKG) $(BENCH_ARGS)
+
 .PHONY: demo
 demo: models ## Build the demo bundle (with embeddings) from demo/corpus and run a few searches
 	@mkdir -p $(dir $(DEMO_BUNDLE))

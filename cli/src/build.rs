@@ -6,6 +6,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use anyhow::{Context, Result, bail};
 use edgerag_core::bundle::{Progress, Stage};
 use edgerag_core::chunk::ChunkConfig;
+use edgerag_core::index::dense::Quantization;
 use edgerag_core::{BuildOptions, Bundle, BundleBuilder, DocKind, Document};
 use indicatif::ProgressBar;
 use serde::Serialize;
@@ -63,6 +64,13 @@ pub(crate) struct Settings {
     /// Creation time to record (Unix seconds) [default: $SOURCE_DATE_EPOCH, else now].
     #[arg(long)]
     created: Option<u64>,
+    /// Link keywords whose embeddings have at least this cosine similarity (SIMILAR_TO
+    /// edges); 0 links them lexically only. Needs the model.
+    #[arg(long, value_name = "COSINE", default_value_t = edgerag_core::graph::SEMANTIC_THRESHOLD)]
+    keyword_similarity: f32,
+    /// Storage of the chunk vectors: int8 (a quarter of the bytes, same ranking) or f32.
+    #[arg(long, value_name = "int8|f32", default_value = "int8", value_parser = parse_quantization)]
+    vectors: Quantization,
     /// Build without embeddings (no dense retrieval; no model needed).
     #[arg(long)]
     no_embed: bool,
@@ -74,6 +82,11 @@ impl Settings {
     /// The model flags.
     pub(crate) fn model(&self) -> &ModelArgs {
         &self.model
+    }
+
+    /// The chosen vector storage.
+    pub(crate) fn quantization(&self) -> Quantization {
+        self.vectors
     }
 
     /// A bundle builder for a corpus called `corpus`: with the embedding model (chunks sized
@@ -93,14 +106,25 @@ impl Settings {
             },
             ..BuildOptions::default()
         };
+        options.dense.quantization = self.vectors;
         options.keywords.max_df = self.max_df;
         options.keywords.keep.clone_from(&self.keep);
+        options.graph.semantic_threshold =
+            (self.keyword_similarity != 0.0).then_some(self.keyword_similarity);
         let Some(embedder) = embedder else {
             return Ok(BundleBuilder::new(options)?);
         };
         let mut builder = BundleBuilder::with_sizer(options, Box::new(embedder.token_sizer()))?;
         builder.embed_with(Box::new(embedder));
         Ok(builder)
+    }
+}
+
+fn parse_quantization(value: &str) -> Result<Quantization, String> {
+    match value {
+        "int8" => Ok(Quantization::Int8),
+        "f32" => Ok(Quantization::F32),
+        other => Err(format!("unknown vector storage {other:?}: int8 or f32")),
     }
 }
 
@@ -244,7 +268,16 @@ fn load(path: &Path, bytes: &[u8]) -> edgerag_core::Result<Document> {
 
 /// Runs the build's indexing steps with a progress bar per step.
 pub(crate) fn finish(builder: BundleBuilder, quiet: bool) -> Result<Bundle> {
+    Ok(finish_timed(builder, quiet)?.0)
+}
+
+/// [`finish`], also returning each step's name and seconds, in order.
+pub(crate) fn finish_timed(
+    builder: BundleBuilder,
+    quiet: bool,
+) -> Result<(Bundle, Vec<(&'static str, f64)>)> {
     let mut bar: Option<(Stage, ProgressBar)> = None;
+    let mut steps: Vec<(&'static str, Instant)> = Vec::new();
     let bundle = builder.finish(&mut |p: Progress| {
         if bar.as_ref().is_none_or(|(stage, _)| *stage != p.stage) {
             if let Some((_, old)) = bar.take() {
@@ -255,8 +288,10 @@ pub(crate) fn finish(builder: BundleBuilder, quiet: bool) -> Result<Bundle> {
                 Stage::Dense => "dense",
                 Stage::Keywords => "keywords",
                 Stage::Graph => "graph",
+                Stage::KeywordVectors => "keyword vectors",
                 Stage::Bm25 => "bm25",
             };
+            steps.push((name, Instant::now()));
             bar = Some((p.stage, output::progress(p.total as u64, name, quiet)));
         }
         if let Some((_, b)) = &bar {
@@ -266,7 +301,10 @@ pub(crate) fn finish(builder: BundleBuilder, quiet: bool) -> Result<Bundle> {
     if let Some((_, b)) = bar {
         b.finish_and_clear();
     }
-    Ok(bundle?)
+    let end = Instant::now();
+    let ends = steps.iter().skip(1).map(|s| s.1).chain(std::iter::once(end));
+    let seconds = steps.iter().zip(ends).map(|(s, e)| (s.0, (e - s.1).as_secs_f64())).collect();
+    Ok((bundle?, seconds))
 }
 
 fn short_name(path: &Path) -> String {

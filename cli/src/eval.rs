@@ -1,12 +1,13 @@
 //! `edgerag eval`: retrieval quality on judged data sets.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use edgerag_core::eval::beir::{self, BeirDoc, BeirQuery};
 use edgerag_core::eval::multihop;
 use edgerag_core::load::from_text;
-use edgerag_core::{Mode, Searcher};
+use edgerag_core::{Bundle, Mode, Searcher};
 use serde::Serialize;
 
 use crate::build::{self, Settings};
@@ -25,13 +26,20 @@ pub(crate) enum Command {
 /// Options every evaluation takes.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Common {
-    /// Retrieval mode: bm25, graph, hybrid, or all (one row per mode).
+    /// Retrieval mode: bm25, dense, graph, hybrid, or all (one row per mode).
     #[arg(long, default_value = "all")]
     mode: String,
     #[command(flatten)]
     fusion: FusionArgs,
     #[command(flatten)]
     settings: Settings,
+    /// Evaluate this bundle of the data set (written by --save-bundle) instead of building one
+    /// (--vectors then re-stores its vectors: an f32 bundle evaluates as int8 too).
+    #[arg(long, value_name = "FILE")]
+    bundle: Option<PathBuf>,
+    /// Also write the bundle built from the data set to FILE, to evaluate it again quickly.
+    #[arg(long, value_name = "FILE", conflicts_with = "bundle")]
+    save_bundle: Option<PathBuf>,
     /// Print JSON instead of text (an object for one mode, an array for all).
     #[arg(long)]
     json: bool,
@@ -147,13 +155,62 @@ fn available(modes: Vec<Mode>, searcher: &Searcher) -> Result<Vec<Mode>> {
     Ok(modes.into_iter().filter(|&m| m != Mode::Dense || searcher.dense_ready()).collect())
 }
 
-/// Builds an in-memory bundle from `(source, title, text)` records.
+/// A searcher over the `(source, title, text)` records: the bundle given with `--bundle`
+/// (checked to hold only these sources), else one built in memory (and saved if asked).
 fn index<'a>(
     dir: &Path,
     documents: impl Iterator<Item = (String, &'a str, &'a str)>,
     count: usize,
     common: &Common,
 ) -> Result<Searcher> {
+    let bundle = match &common.bundle {
+        Some(path) => {
+            let mut bundle = load_bundle(path, documents)?;
+            if let Some(dense) = &mut bundle.dense {
+                dense.requantize(common.settings.quantization());
+            }
+            bundle
+        }
+        None => build_bundle(dir, documents, count, common)?,
+    };
+    if let Some(path) = &common.save_bundle {
+        files::write_atomic(path, &bundle.to_bytes()?)?;
+    }
+    let searcher = Searcher::new(bundle);
+    match &searcher.bundle().manifest.embedding {
+        Some(spec) => {
+            let embedder = common.settings.model().load_for(spec, common.json)?;
+            Ok(searcher.with_embedder(Box::new(embedder))?)
+        }
+        None => Ok(searcher),
+    }
+}
+
+/// Reads a bundle saved by `--save-bundle` and checks that its documents are the records'.
+fn load_bundle<'a>(
+    path: &Path,
+    documents: impl Iterator<Item = (String, &'a str, &'a str)>,
+) -> Result<Bundle> {
+    let bundle =
+        Bundle::from_bytes(&files::read(path)?).with_context(|| format!("{}", path.display()))?;
+    let sources: HashSet<String> = documents.map(|(source, _, _)| source).collect();
+    if let Some(stranger) = bundle.documents.iter().find(|d| !sources.contains(&d.source)) {
+        bail!(
+            "{}: not a bundle of this data set (it holds document {:?})",
+            path.display(),
+            stranger.source
+        );
+    }
+    Ok(bundle)
+}
+
+/// Builds a bundle of the records in memory.
+fn build_bundle<'a>(
+    dir: &Path,
+    documents: impl Iterator<Item = (String, &'a str, &'a str)>,
+    count: usize,
+    common: &Common,
+) -> Result<Bundle> {
     let mut builder = common.settings.builder(file_name(dir), common.json)?;
     let bar = output::progress(count as u64, "chunking", common.json);
     for (source, title, text) in documents {
@@ -166,15 +223,7 @@ fn index<'a>(
         bar.inc(1);
     }
     bar.finish_and_clear();
-    let bundle = build::finish(builder, common.json)?;
-    let searcher = Searcher::new(bundle);
-    match &searcher.bundle().manifest.embedding {
-        Some(spec) => {
-            let embedder = common.settings.model().load_for(spec, common.json)?;
-            Ok(searcher.with_embedder(Box::new(embedder))?)
-        }
-        None => Ok(searcher),
-    }
+    build::finish(builder, common.json)
 }
 
 /// Prints reports as JSON (one object, or an array for several modes) or as a table.

@@ -93,6 +93,14 @@ pub(crate) fn run(args: Args) -> Result<()> {
         "keywords    max_df {}, {} per chunk; bm25 k1 {} b {}",
         p.keywords.max_df, p.keywords.max_per_chunk, p.bm25.k1, p.bm25.b
     ));
+    let semantic = p.graph.semantic_threshold.map_or_else(
+        || "off".to_owned(),
+        |t| format!("cosine >= {t} over {} keywords", p.graph.semantic_keywords),
+    );
+    output::line(&format!(
+        "similar_to  lexical >= {}, semantic {semantic}, at most {} per keyword",
+        p.graph.similar_threshold, p.graph.max_similar
+    ));
     output::line(&format!(
         "dense       {} vectors, {:?}, ef_construction {}, ef_search {}, exact below {}",
         c.vectors,

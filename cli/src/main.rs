@@ -1,5 +1,6 @@
 //! `edgerag`: build, inspect, search and evaluate corpus bundles from the command line.
 
+mod bench;
 mod build;
 mod embedding;
 mod eval;
@@ -35,6 +36,8 @@ enum Command {
     /// Evaluate retrieval quality on a judged data set.
     #[command(subcommand)]
     Eval(eval::Command),
+    /// Benchmark embedding (native and wasm), search latency at scale and HNSW recall.
+    Bench(bench::Args),
     /// Manage the embedding model (download it into the cache, show where it is).
     #[command(subcommand)]
     Models(models::Command),
@@ -49,6 +52,7 @@ fn main() -> ExitCode {
         Command::Embed(args) => embedding::run(args),
         Command::Eval(command) => eval::run(command),
         Command::Models(command) => models::run(command),
+        Command::Bench(args) => bench::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,6 +1,7 @@
 //! Retrieval flags shared by `search` and `eval`.
 
 use anyhow::{Result, bail};
+use edgerag_core::graph::GraphSearch;
 use edgerag_core::index::fusion::Fusion;
 use edgerag_core::{Mode, SearchOptions};
 
@@ -16,20 +17,30 @@ pub(crate) struct FusionArgs {
     /// Weight of the dense signal in hybrid mode (BM25 weighs 1).
     #[arg(long, default_value_t = SearchOptions::default().dense_weight)]
     dense_weight: f32,
+    /// Weight of multi-hop expansion in hybrid mode (chunks sharing an entity with the best
+    /// results; the first fusion weighs 1); 0 turns it off.
+    #[arg(long, default_value_t = SearchOptions::default().bridge_weight)]
+    bridge_weight: f32,
+    /// Best results that multi-hop expansion starts from.
+    #[arg(long, default_value_t = SearchOptions::default().graph.bridge_seeds)]
+    bridge_seeds: usize,
 }
 
 impl FusionArgs {
     /// Search options for `mode` and `k` results.
     pub(crate) fn options(&self, mode: Mode, k: usize, explain: bool) -> SearchOptions {
         let fusion = if self.fusion == "rrf" { Fusion::Rrf { k: 60.0 } } else { Fusion::Convex };
+        let defaults = SearchOptions::default();
         SearchOptions {
             k,
             mode,
             fusion,
             graph_weight: self.graph_weight,
             dense_weight: self.dense_weight,
+            bridge_weight: self.bridge_weight,
+            graph: GraphSearch { bridge_seeds: self.bridge_seeds, ..defaults.graph.clone() },
             explain,
-            ..SearchOptions::default()
+            ..defaults
         }
     }
 }

@@ -107,7 +107,13 @@ fn print_hit(hit: &Hit) {
         let signal = |s: Option<edgerag_core::query::Signal>| {
             s.map_or("-".to_owned(), |s| format!("{:.3} (#{})", s.score, s.rank))
         };
-        output::line(&format!("    bm25 {}  graph {}", signal(e.bm25), signal(e.graph)));
+        output::line(&format!(
+            "    bm25 {}  dense {}  graph {}  bridge {}",
+            signal(e.bm25),
+            signal(e.dense),
+            signal(e.graph),
+            signal(e.bridge)
+        ));
         if !e.terms.is_empty() {
             let terms: Vec<String> =
                 e.terms.iter().map(|t| format!("{} {:.2}", t.term, t.score)).collect();

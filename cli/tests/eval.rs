@@ -97,10 +97,31 @@ fn multihop_eval_reports_recall_for_every_mode() {
         return;
     };
     let musique = scifact.with_file_name("musique");
-    let reports =
-        json(&["eval", "multihop", path(&musique), "--mode", "all", "--no-embed", "--json"]);
+    let dir = tempfile::tempdir().unwrap();
+    let saved = dir.path().join("musique.bundle");
+    let reports = json(&[
+        "eval",
+        "multihop",
+        path(&musique),
+        "--mode",
+        "all",
+        "--no-embed",
+        "--save-bundle",
+        path(&saved),
+        "--json",
+    ]);
     let reports = reports.as_array().unwrap();
     assert_eq!(reports.len(), 3);
+    // The saved bundle evaluates to the same figures without being rebuilt.
+    let again = json(&["eval", "multihop", path(&musique), "--bundle", path(&saved), "--json"]);
+    assert_eq!(again.as_array().unwrap(), reports);
+    // A bundle of other documents is refused.
+    let other = dir.path().join("other.bundle");
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../core/tests/fixtures/normans.md");
+    json(&["build", path(&fixture), "-o", path(&other), "--no-embed", "--json"]);
+    let line =
+        one_error_line(&edgerag(&["eval", "multihop", path(&musique), "--bundle", path(&other)]));
+    assert!(line.contains("not a bundle of this data set"), "{line}");
     for r in reports {
         assert_eq!(r["questions"], 100, "{r}");
         let (r2, r5, all5) = (

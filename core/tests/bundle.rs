@@ -1,6 +1,6 @@
 //! Bundle format: round trip, header checks, corruption, truncation, the stored fixture.
 
-use edgerag_core::bundle::{FORMAT_VERSION, HEADER_LEN, MAGIC};
+use edgerag_core::bundle::{FORMAT_VERSION, HEADER_LEN, MAGIC, MIN_READER_VERSION};
 use edgerag_core::{Bundle, Error};
 
 use crate::common;
@@ -10,6 +10,8 @@ fn round_trip_preserves_everything() {
     let bundle = common::bundle();
     let bytes = bundle.to_bytes().unwrap();
     assert_eq!(&bytes[..8], &MAGIC);
+    assert_eq!(u16::from_le_bytes([bytes[8], bytes[9]]), FORMAT_VERSION);
+    assert_eq!(u16::from_le_bytes([bytes[10], bytes[11]]), MIN_READER_VERSION);
     let decoded = Bundle::from_bytes(&bytes).unwrap();
     assert_eq!(decoded, bundle);
     assert_eq!(decoded.manifest.format_version, FORMAT_VERSION);
@@ -120,6 +122,8 @@ fn stored_v2_bundle_loads_with_its_vectors() {
     let spec = bundle.manifest.embedding.as_ref().unwrap();
     assert_eq!(spec.model, "sentence-transformers/all-MiniLM-L6-v2");
     assert_eq!(spec.dimension, 384);
+    // Version 2 had no semantic keyword similarity: its edges are lexical.
+    assert_eq!(bundle.manifest.params.graph.semantic_threshold, None);
     let dense = bundle.dense.as_ref().unwrap();
     assert_eq!(dense.len(), bundle.chunks.len());
     assert_eq!(bundle.manifest.counts.vectors as usize, bundle.chunks.len());
@@ -128,4 +132,34 @@ fn stored_v2_bundle_loads_with_its_vectors() {
     let hits = dense.search(&query, 3, |_| true).unwrap();
     assert_eq!(hits[0].chunk, 3);
     assert!(hits[0].score > 0.99, "{hits:?}");
+}
+
+/// A bundle written by format version 3: vectors and semantic SIMILAR_TO edges. Made with
+/// `edgerag build core/tests/fixtures/normans.md core/tests/fixtures/computational-complexity.html
+/// -o core/tests/fixtures/bundle-v3.bundle --name fixtures --created 1700000000`.
+#[test]
+fn stored_v3_bundle_loads_with_semantic_keyword_edges() {
+    let bytes = common::fixture("bundle-v3.bundle");
+    assert_eq!(u16::from_le_bytes([bytes[8], bytes[9]]), 3);
+    assert_eq!(u16::from_le_bytes([bytes[10], bytes[11]]), 3);
+    let bundle = Bundle::from_bytes(&bytes).unwrap();
+    let graph = &bundle.manifest.params.graph;
+    assert_eq!(graph.semantic_threshold, Some(0.8));
+    assert_eq!(graph.semantic_keywords, 20_000);
+    assert_eq!(bundle.dense.as_ref().map(|d| d.len()), Some(bundle.chunks.len()));
+    // Some SIMILAR_TO edges score above the lexical (Dice) similarity of their keys' words:
+    // embeddings made those ("algorithm" ~ "analysis of algorithms").
+    let words = |k: u32| bundle.graph.keywords[k as usize].key.split(' ').collect::<Vec<_>>();
+    let semantic = bundle
+        .graph
+        .similar
+        .iter()
+        .filter(|s| {
+            let (a, b) = (words(s.a), words(s.b));
+            let shared = a.iter().filter(|w| b.contains(w)).count();
+            s.score > 2.0 * shared as f32 / (a.len() + b.len()) as f32 + 1e-6
+        })
+        .inspect(|s| assert!(s.score >= 0.8, "{s:?}"))
+        .count();
+    assert!(semantic > 0);
 }

@@ -58,6 +58,8 @@ pub enum Stage {
     Keywords,
     /// Building the keyword graph.
     Graph,
+    /// Embedding keywords to link similar ones (items are keywords).
+    KeywordVectors,
     /// Building the BM25 index.
     Bm25,
 }
@@ -104,6 +106,9 @@ const PROGRESS_EVERY: usize = 256;
 /// Chunks embedded per call of the embedder.
 const EMBED_BATCH: usize = 32;
 
+/// Keywords embedded per call of the embedder (they are short).
+const KEYWORD_BATCH: usize = 128;
+
 /// Seed of the HNSW layer assignment: fixed, so the same input builds the same bundle.
 const DENSE_SEED: u64 = 0x6564_6765_7261_6721;
 
@@ -124,6 +129,7 @@ impl BundleBuilder {
         options.chunk.validate()?;
         options.bm25.validate()?;
         options.dense.validate()?;
+        options.graph.validate()?;
         if !(options.keywords.max_df > 0.0 && options.keywords.max_df <= 1.0) {
             return Err(Error::Config(format!(
                 "keyword max_df must be in (0, 1] (got {})",
@@ -210,9 +216,10 @@ impl BundleBuilder {
         keywords::filter_frequent(&mut per_chunk, &self.options.keywords);
 
         progress(Progress { stage: Stage::Graph, done: 0, total: 1 });
-        let graph = KeywordGraph::build(&per_chunk, &self.options.graph);
-        let edges = GraphIndex::new(&graph, &self.chunks, self.documents.len()).edge_count();
+        let mut graph = KeywordGraph::build(&per_chunk, &self.options.graph);
         progress(Progress { stage: Stage::Graph, done: 1, total: 1 });
+        self.link_keywords_semantically(&mut graph, progress)?;
+        let edges = GraphIndex::new(&graph, &self.chunks, self.documents.len()).edge_count();
 
         let mut terms = Vec::with_capacity(total);
         for (i, c) in self.chunks.iter().enumerate() {
@@ -283,14 +290,7 @@ impl BundleBuilder {
         progress(Progress { stage: Stage::Embed, done, total });
         for batch in missing.chunks(EMBED_BATCH) {
             let texts: Vec<&str> = batch.iter().map(|&i| self.chunks[i].text.as_str()).collect();
-            let vectors = embedder.embed_documents(&texts)?;
-            if vectors.len() != batch.len() || vectors.iter().any(|v| v.len() != dim) {
-                return Err(Error::Config(format!(
-                    "the embedder returned vectors of the wrong shape (expected {} × {dim})",
-                    batch.len()
-                )));
-            }
-            for (&i, vector) in batch.iter().zip(vectors) {
+            for (&i, vector) in batch.iter().zip(embed(embedder.as_ref(), &texts, dim)?) {
                 flat[i * dim..(i + 1) * dim].copy_from_slice(&vector);
             }
             done += batch.len();
@@ -298,6 +298,44 @@ impl BundleBuilder {
         }
         Ok(Some(flat))
     }
+
+    /// Adds semantic SIMILAR_TO edges to `graph` (see [`GraphConfig::semantic_threshold`]),
+    /// when there is an embedder.
+    fn link_keywords_semantically(
+        &self,
+        graph: &mut KeywordGraph,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<()> {
+        let config = &self.options.graph;
+        let (Some(embedder), Some(threshold)) = (&self.embedder, config.semantic_threshold) else {
+            return Ok(());
+        };
+        let ids = graph.semantic_candidates(config.semantic_keywords as usize);
+        let dim = embedder.spec().dimension as usize;
+        let mut flat = Vec::with_capacity(ids.len() * dim);
+        let (mut done, total) = (0, ids.len());
+        progress(Progress { stage: Stage::KeywordVectors, done, total });
+        for batch in ids.chunks(KEYWORD_BATCH) {
+            let texts: Vec<&str> =
+                batch.iter().map(|&k| graph.keywords[k as usize].display.as_str()).collect();
+            embed(embedder.as_ref(), &texts, dim)?.into_iter().for_each(|v| flat.extend(v));
+            done += batch.len();
+            progress(Progress { stage: Stage::KeywordVectors, done, total });
+        }
+        graph.link_semantic(&ids, &flat, threshold, config.max_similar)
+    }
+}
+
+/// Document vectors of `texts`, checked to be one `dim`-long vector per text.
+fn embed(embedder: &dyn Embed, texts: &[&str], dim: usize) -> Result<Vec<Vec<f32>>> {
+    let vectors = embedder.embed_documents(texts)?;
+    if vectors.len() != texts.len() || vectors.iter().any(|v| v.len() != dim) {
+        return Err(Error::Config(format!(
+            "the embedder returned vectors of the wrong shape (expected {} × {dim})",
+            texts.len()
+        )));
+    }
+    Ok(vectors)
 }
 
 fn report(progress: &mut dyn FnMut(Progress), stage: Stage, done: usize, total: usize) {

@@ -1,6 +1,6 @@
 //! The corpus bundle: everything a runtime needs to answer queries, in one versioned file.
 //!
-//! # File layout (format version 2)
+//! # File layout (format version 3)
 //!
 //! All integers little-endian. The header is fixed-size so a reader can reject a file before
 //! decoding anything:
@@ -22,9 +22,10 @@
 //! its payload (new fields are only appended); such trailing bytes are then ignored.
 //!
 //! **Postcard encodes structs by field order, without names.** Adding, removing or reordering a
-//! field of any type reachable from [`Bundle`] changes the format: bump [`FORMAT_VERSION`], keep
-//! a decoder for the previous layout (or raise [`OLDEST_READABLE_VERSION`]), and keep a bundle of
-//! every readable version under `core/tests/fixtures/` with a test that loads it.
+//! field of any type reachable from [`Bundle`] changes the format: bump [`FORMAT_VERSION`] (and
+//! [`MIN_READER_VERSION`] unless fields were only appended), keep a decoder for the previous
+//! layout (or raise [`OLDEST_READABLE_VERSION`]), and keep a bundle of every readable version
+//! under `core/tests/fixtures/` with a test that loads it.
 //!
 //! # Versions
 //!
@@ -32,9 +33,12 @@
 //! - 2: adds the embedding model's description to the manifest (replacing the model-id
 //!   string), dense-index parameters and a vector count, and the dense index after the BM25
 //!   index. Version-1 files are still read ([`v1`]); they have no vectors.
+//! - 3: adds the semantic keyword-similarity settings (`semantic_threshold`,
+//!   `semantic_keywords`) to the graph parameters. Version-2 files are still read ([`v2`]).
 
 mod build;
 mod v1;
+mod v2;
 
 use serde::{Deserialize, Serialize};
 
@@ -51,7 +55,11 @@ use crate::{Error, Result};
 /// Magic bytes at the start of every bundle.
 pub const MAGIC: [u8; 8] = *b"EDGERAG\0";
 /// The format version this build writes.
-pub const FORMAT_VERSION: u16 = 2;
+pub const FORMAT_VERSION: u16 = 3;
+/// Written as `min_reader`: the oldest format version whose readers can decode what this build
+/// writes. The layout last changed incompatibly in version 3 (it equals [`FORMAT_VERSION`]
+/// unless a version only appends fields).
+pub const MIN_READER_VERSION: u16 = 3;
 /// The oldest format version this build reads.
 pub const OLDEST_READABLE_VERSION: u16 = 1;
 /// Size of the fixed header.
@@ -249,7 +257,7 @@ impl Bundle {
         let mut out = Vec::with_capacity(HEADER_LEN + payload.len());
         out.extend_from_slice(&MAGIC);
         out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-        out.extend_from_slice(&OLDEST_READABLE_VERSION.to_le_bytes());
+        out.extend_from_slice(&MIN_READER_VERSION.to_le_bytes());
         out.extend_from_slice(&0u32.to_le_bytes());
         out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
         out.extend_from_slice(blake3::hash(&payload).as_bytes());
@@ -264,10 +272,10 @@ impl Bundle {
     /// [`Error::Corrupted`] or [`Error::Decode`]; never panics, whatever the bytes.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
         let (version, payload) = check_header(bytes)?;
-        let decoded = if version == 1 {
-            postcard::take_from_bytes::<v1::Bundle>(payload).map(|(b, rest)| (b.into(), rest))
-        } else {
-            postcard::take_from_bytes::<Bundle>(payload)
+        let decoded = match version {
+            1 => postcard::take_from_bytes::<v1::Bundle>(payload).map(|(b, r)| (b.into(), r)),
+            2 => postcard::take_from_bytes::<v2::Bundle>(payload).map(|(b, r)| (b.into(), r)),
+            _ => postcard::take_from_bytes::<Bundle>(payload),
         };
         let (bundle, rest): (Bundle, &[u8]) = decoded.map_err(|e| Error::Decode(e.to_string()))?;
         // A newer writer that still admits this reader (`min_reader`) may append fields.

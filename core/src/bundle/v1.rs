@@ -1,13 +1,13 @@
 //! The payload layout of format version 1, kept so version-1 bundles stay readable.
 //!
-//! Only the types whose layout changed in version 2 are copied here; the others (documents,
-//! chunks, keyword graph, BM25 index and their parameters) are shared with the current layout.
-//! When one of those changes, copy its version-1 layout into this module first.
+//! Only the types whose layout changed since are copied here; the others (documents, chunks,
+//! keyword graph, BM25 index and their parameters) are shared with the current layout. When
+//! one of those changes, copy its version-1 layout into this module first.
 
 use serde::Deserialize;
 
 use crate::chunk::{Chunk, ChunkConfig, SizeUnit};
-use crate::graph::{GraphConfig, KeywordGraph};
+use crate::graph::KeywordGraph;
 use crate::index::bm25::{Bm25Index, Bm25Params};
 use crate::index::dense::DenseParams;
 use crate::keywords::KeywordConfig;
@@ -45,6 +45,24 @@ struct BuildParams {
     bm25: Bm25Params,
 }
 
+/// Keyword graph settings of versions 1 and 2 (lexical SIMILAR_TO edges only).
+#[derive(Deserialize)]
+pub(super) struct GraphConfig {
+    similar_threshold: f32,
+    max_similar: usize,
+}
+
+impl From<GraphConfig> for crate::graph::GraphConfig {
+    fn from(old: GraphConfig) -> Self {
+        Self {
+            similar_threshold: old.similar_threshold,
+            max_similar: old.max_similar,
+            semantic_threshold: None,
+            semantic_keywords: 0,
+        }
+    }
+}
+
 #[derive(Deserialize)]
 struct Counts {
     documents: u32,
@@ -70,7 +88,7 @@ impl From<Bundle> for super::Bundle {
                 chunk: p.chunk,
                 size_unit: p.size_unit,
                 keywords: p.keywords,
-                graph: p.graph,
+                graph: p.graph.into(),
                 bm25: p.bm25,
                 dense: DenseParams::default(),
             },

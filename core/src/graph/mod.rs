@@ -6,7 +6,8 @@
 //! through an index from key word to keywords, never by comparing all pairs. [`GraphIndex`]
 //! loads the stored lists into a petgraph graph for [`GraphIndex::search`], which matches the
 //! query to keywords, scores chunks by the IDF of the keywords they contain and expands from
-//! the best chunks breadth-first.
+//! the best chunks breadth-first. With an embedding model, [`KeywordGraph::link_semantic`]
+//! also links keywords whose embeddings are close ("heart attack" ~ "myocardial infarction").
 
 mod search;
 mod similar;
@@ -21,6 +22,7 @@ use serde::{Deserialize, Serialize};
 pub use self::search::GraphHit;
 use crate::chunk::Chunk;
 use crate::keywords::{Keyword, KeywordKind};
+use crate::{Error, Result};
 
 /// A keyword node as stored in a bundle.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -64,11 +66,46 @@ pub struct GraphConfig {
     pub similar_threshold: f32,
     /// Most SIMILAR_TO edges kept per keyword, best first.
     pub max_similar: usize,
+    /// Minimum cosine similarity of two keywords' embeddings for a SIMILAR_TO edge, used when
+    /// the bundle is built with an embedding model; `None` links keywords lexically only.
+    pub semantic_threshold: Option<f32>,
+    /// Most keywords embedded for semantic SIMILAR_TO edges: the ones in the most chunks.
+    pub semantic_keywords: u32,
 }
 
 impl Default for GraphConfig {
     fn default() -> Self {
-        Self { similar_threshold: 0.5, max_similar: 5 }
+        Self {
+            similar_threshold: 0.5,
+            max_similar: 5,
+            semantic_threshold: Some(SEMANTIC_THRESHOLD),
+            semantic_keywords: 20_000,
+        }
+    }
+}
+
+/// Default [`GraphConfig::semantic_threshold`].
+pub const SEMANTIC_THRESHOLD: f32 = 0.8;
+
+impl GraphConfig {
+    /// Checks that the thresholds are in `(0, 1]`.
+    ///
+    /// # Errors
+    /// [`Error::Config`] naming the bad value.
+    pub fn validate(&self) -> Result<()> {
+        let in_range = |x: f32| x > 0.0 && x <= 1.0;
+        if !in_range(self.similar_threshold) {
+            return Err(Error::Config(format!(
+                "the lexical keyword similarity threshold must be in (0, 1] (got {})",
+                self.similar_threshold
+            )));
+        }
+        match self.semantic_threshold {
+            Some(t) if !in_range(t) => Err(Error::Config(format!(
+                "the keyword similarity threshold must be in (0, 1] (got {t})"
+            ))),
+            _ => Ok(()),
+        }
     }
 }
 
@@ -124,6 +161,39 @@ impl KeywordGraph {
         let similar = similar::similarities(&keywords, config);
         Self { keywords, appears_in, similar }
     }
+
+    /// The keywords whose embeddings can link them semantically (phrases, names and acronyms;
+    /// not dates or numbers): the `limit` in the most chunks, in index order.
+    pub fn semantic_candidates(&self, limit: usize) -> Vec<u32> {
+        let mut ids: Vec<u32> = (0..self.keywords.len() as u32)
+            .filter(|&k| {
+                !matches!(self.keywords[k as usize].kind, KeywordKind::Date | KeywordKind::Number)
+            })
+            .collect();
+        ids.sort_by_key(|&k| (std::cmp::Reverse(self.keywords[k as usize].chunks), k));
+        ids.truncate(limit);
+        ids.sort_unstable();
+        ids
+    }
+
+    /// Adds SIMILAR_TO edges between the keywords `ids` whose embeddings (`vectors`, row `i`
+    /// belonging to `ids[i]`, unit length) have a cosine similarity of at least `threshold`.
+    /// Each keyword then keeps its `max_similar` best edges, lexical or semantic.
+    ///
+    /// # Errors
+    /// [`Error::Config`] if `vectors` are not `ids.len()` finite rows.
+    pub fn link_semantic(
+        &mut self,
+        ids: &[u32],
+        vectors: &[f32],
+        threshold: f32,
+        max_similar: usize,
+    ) -> Result<()> {
+        let mut candidates = similar::semantic(ids, vectors, threshold, max_similar)?;
+        candidates.append(&mut self.similar);
+        self.similar = similar::limit_degree(candidates, self.keywords.len(), max_similar);
+        Ok(())
+    }
 }
 
 /// Adds `keyword` to its node, creating the node on first sight.
@@ -149,11 +219,13 @@ pub struct GraphSearch {
     pub max_depth: u8,
     /// Score multiplier per hop, in `(0, 1)`.
     pub decay: f32,
+    /// Best results of the first fusion that multi-hop expansion starts from (hybrid mode).
+    pub bridge_seeds: usize,
 }
 
 impl Default for GraphSearch {
     fn default() -> Self {
-        Self { primary: 10, max_depth: 2, decay: 0.5 }
+        Self { primary: 10, max_depth: 2, decay: 0.5, bridge_seeds: 3 }
     }
 }
 
@@ -326,6 +398,7 @@ fn word_index(keywords: &[KeywordNode]) -> Vec<(String, Vec<u32>)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::index::Scored;
     use crate::keywords::{KeywordConfig, extract};
     use crate::text::Analyzer;
 
@@ -473,7 +546,7 @@ mod tests {
         // Ten keywords sharing "vitamin": each keeps at most `max_similar` edges.
         let many: Vec<Vec<Keyword>> =
             (0..10).map(|i| vec![phrase(&format!("vitamin x{i}"))]).collect();
-        let config = GraphConfig { similar_threshold: 0.5, max_similar: 3 };
+        let config = GraphConfig { max_similar: 3, ..GraphConfig::default() };
         let graph = KeywordGraph::build(&many, &config);
         let mut degree = vec![0; graph.keywords.len()];
         for s in &graph.similar {
@@ -481,6 +554,74 @@ mod tests {
             degree[s.b as usize] += 1;
         }
         assert!(!graph.similar.is_empty() && degree.iter().all(|&d| d <= 3));
+    }
+
+    #[test]
+    fn semantic_edges_join_lexical_ones_within_limits() {
+        let date = Keyword { kind: KeywordKind::Date, ..phrase("2016-02-07") };
+        let per_chunk = vec![
+            vec![phrase("heart attack"), phrase("vitamin d"), date],
+            vec![phrase("myocardial infarct"), phrase("vitamin d defici"), phrase("calcium")],
+            vec![phrase("vitamin d")],
+        ];
+        let mut graph = KeywordGraph::build(&per_chunk, &GraphConfig::default());
+        let id = |key: &str| keyword_index(&graph, key);
+        // Dates and numbers are never embedded; the most frequent keywords come first.
+        assert!(!graph.semantic_candidates(10).contains(&id("2016-02-07")));
+        assert_eq!(graph.semantic_candidates(1), [id("vitamin d")]);
+        let ids = graph.semantic_candidates(10);
+        // Unit vectors: heart attack · myocardial infarct = 0.9, vitamin d · vitamin d defici
+        // = 0.95 (lexically 0.8), calcium · vitamin d = 0.6 (under the threshold).
+        let (a, b) = (0.9f32, (1.0f32 - 0.81).sqrt());
+        let vector = |key: &str| match key {
+            "heart attack" => [1.0, 0.0, 0.0, 0.0],
+            "myocardial infarct" => [a, b, 0.0, 0.0],
+            "vitamin d" => [0.0, 0.0, 1.0, 0.0],
+            "vitamin d defici" => [0.0, 0.0, 0.95, (1.0f32 - 0.9025).sqrt()],
+            "calcium" => [0.0, 0.8, 0.6, 0.0],
+            other => panic!("unexpected keyword {other}"),
+        };
+        let flat: Vec<f32> =
+            ids.iter().flat_map(|&k| vector(&graph.keywords[k as usize].key)).collect();
+        graph.link_semantic(&ids, &flat, 0.8, 5).unwrap();
+        let key = |i: u32| graph.keywords[i as usize].key.as_str();
+        let pairs: Vec<(&str, &str, f32)> =
+            graph.similar.iter().map(|s| (key(s.a), key(s.b), (s.score * 100.0).round())).collect();
+        assert_eq!(
+            pairs,
+            [("heart attack", "myocardial infarct", 90.0), ("vitamin d", "vitamin d defici", 95.0)]
+        );
+        assert!(graph.link_semantic(&ids, &flat[1..], 0.8, 5).is_err());
+    }
+
+    #[test]
+    fn bridge_follows_entities_the_query_does_not_name() {
+        let f = fixture();
+        let seeds = [Scored { chunk: 0, score: 2.0 }];
+        let bridge = |query: &str| f.index.bridge(&f.graph, query, &f.analyzer, &seeds, &|_| true);
+        // Chunk 0 names the "University of Warsaw", SIMILAR_TO "Warsaw" of chunks 1 and 2; the
+        // vitamin D and Super Bowl chunks share no entity with it.
+        let hits = bridge("When was the oldest Polish academic centre established?");
+        let mut reached: Vec<u32> = hits.iter().map(|h| h.chunk).collect();
+        reached.sort_unstable();
+        assert_eq!(reached, [1, 2]);
+        let (university, warsaw) =
+            (keyword_index(&f.graph, "univers warsaw"), keyword_index(&f.graph, "warsaw"));
+        let weight = |chunk: usize, key: &str| {
+            f.per_chunk[chunk].iter().find(|k| k.key == key).map_or(0.0, |k| k.weight)
+        };
+        let similarity = f.index.similar_to(university).find(|&(n, _)| n == warsaw).map(|s| s.1);
+        let idf = (1.0 + TEXTS.len() as f32 / f.graph.keywords[warsaw as usize].chunks as f32).ln();
+        let expected = weight(0, "univers warsaw")
+            * similarity.unwrap_or_default()
+            * weight(1, "warsaw")
+            * idf;
+        let hit_1 = hits.iter().find(|h| h.chunk == 1).map(|h| h.score);
+        assert!((hit_1.unwrap_or_default() - expected).abs() < 1e-5, "{hit_1:?} vs {expected}");
+        // An entity the query names is not a bridge, and disallowed chunks are never returned.
+        assert!(bridge("Which university is in Warsaw, Poland, near Kraków?").is_empty());
+        let only_2 = f.index.bridge(&f.graph, "academic centre", &f.analyzer, &seeds, &|c| c == 2);
+        assert_eq!(only_2.iter().map(|h| h.chunk).collect::<Vec<_>>(), [2]);
     }
 
     #[test]
@@ -515,7 +656,7 @@ mod tests {
     #[test]
     fn expansion_reaches_chunks_sharing_a_keyword_with_decay() {
         let f = fixture();
-        let options = GraphSearch { primary: 1, max_depth: 1, decay: 0.5 };
+        let options = GraphSearch { primary: 1, max_depth: 1, ..GraphSearch::default() };
         let hits = search(&f, "vitamin D deficiency", &options);
         assert_eq!((hits[0].chunk, hits[0].hops), (3, 0));
         let reached = hits.iter().find(|h| h.chunk == 4).expect("chunk 4 at hop 1");
@@ -528,11 +669,11 @@ mod tests {
     #[test]
     fn depth_zero_returns_only_primary_chunks() {
         let f = fixture();
-        let options = GraphSearch { primary: 1, max_depth: 0, decay: 0.5 };
+        let options = GraphSearch { primary: 1, max_depth: 0, ..GraphSearch::default() };
         let hits = search(&f, "vitamin D deficiency", &options);
         assert_eq!(hits.len(), 1);
         assert_eq!(hits[0].hops, 0);
-        let options = GraphSearch { primary: 1, max_depth: 2, decay: 0.5 };
+        let options = GraphSearch { primary: 1, max_depth: 2, ..GraphSearch::default() };
         let hits = search(&f, "Where is Kraków?", &options);
         assert_eq!(
             hits.iter().map(|h| (h.chunk, h.hops)).collect::<Vec<_>>(),

@@ -15,11 +15,18 @@
 //!    it in its document; each hop multiplies the score by `decay`. A chunk keeps its best
 //!    score. Fan-out is bounded: at most [`FAN_OUT`] chunks per keyword and the best
 //!    `max(primary, k)` chunks of a hop go on to the next.
+//!
+//! Expansion through the query's own keywords finds more about what the query names. A
+//! multi-hop question ("when was the university that publishes The Collegian founded?") also
+//! needs the chunk about an entity the query does not name but a first-hop chunk does
+//! ("Houston Baptist University"). [`GraphIndex::bridge`] follows such bridge entities from
+//! the best chunks of a first retrieval (see its docs); hybrid search fuses its scores in.
 
 use std::collections::HashMap;
 
 use super::{GraphIndex, GraphSearch, KeywordGraph, similar};
-use crate::keywords::query_keys;
+use crate::index::Scored;
+use crate::keywords::{KeywordKind, query_keys};
 use crate::text::Analyzer;
 
 /// Highest quality of a loose (non-exact) keyword match.
@@ -100,6 +107,66 @@ impl GraphIndex {
         hits.retain(|h| allow(h.chunk));
         sort_hits(&mut hits);
         hits.truncate(k);
+        hits
+    }
+
+    /// Chunks one bridge entity away from `seeds` (the best chunks of a first retrieval, best
+    /// first, scores higher-is-better), best first, among the chunks `allow` accepts.
+    ///
+    /// A bridge is a name or acronym in a seed chunk that the query did not match; it leads to
+    /// the chunks containing it or a keyword SIMILAR_TO it ("University of Warsaw" → "Warsaw").
+    /// Through bridge `b` in seed `s` and keyword `n` (`b` itself, similarity 1), chunk `c`
+    /// scores `seed(s) · w(b, s) · sim(b, n) · w(n, c) · idf(n)`, with `seed(s)` the seed's
+    /// score relative to the best seed and `w` a keyword's weight in a chunk; a chunk keeps its
+    /// best path. At most [`FAN_OUT`] chunks are followed per keyword.
+    pub fn bridge(
+        &self,
+        graph: &KeywordGraph,
+        query: &str,
+        analyzer: &Analyzer,
+        seeds: &[Scored],
+        allow: &dyn Fn(u32) -> bool,
+    ) -> Vec<Scored> {
+        let matches = self.match_keywords(graph, query, analyzer);
+        let named =
+            |k: u32| matches.exact.contains_key(&k) || matches.loose.iter().any(|m| m.keyword == k);
+        let kind = |k: u32| graph.keywords.get(k as usize).map(|node| node.kind);
+        let best = seeds.iter().map(|s| s.score).fold(f32::NEG_INFINITY, f32::max);
+        let total = self.chunks.max(1) as f32;
+        let mut reached: HashMap<u32, f32> = HashMap::new();
+        for seed in seeds {
+            let relative = if best > 0.0 { (seed.score / best).max(0.0) } else { 1.0 };
+            for (bridge, weight) in self.keywords_of(seed.chunk) {
+                if !matches!(kind(bridge), Some(KeywordKind::Name | KeywordKind::Acronym))
+                    || named(bridge)
+                {
+                    continue;
+                }
+                let leads = std::iter::once((bridge, 1.0)).chain(self.similar_to(bridge).filter(
+                    |&(n, _)| {
+                        !named(n)
+                            && !matches!(kind(n), Some(KeywordKind::Date | KeywordKind::Number))
+                    },
+                ));
+                for (keyword, similarity) in leads {
+                    let chunks = graph.keywords[keyword as usize].chunks.max(1) as f32;
+                    let idf = (1.0 + total / chunks).ln();
+                    let mut targets: Vec<(u32, f32)> = self
+                        .chunks_of(keyword)
+                        .filter(|&(c, _)| c != seed.chunk && allow(c))
+                        .collect();
+                    targets.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+                    for (chunk, there) in targets.into_iter().take(FAN_OUT) {
+                        let score = relative * weight * similarity * there * idf;
+                        let entry = reached.entry(chunk).or_default();
+                        *entry = entry.max(score);
+                    }
+                }
+            }
+        }
+        let mut hits: Vec<Scored> =
+            reached.into_iter().map(|(chunk, score)| Scored { chunk, score }).collect();
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.chunk.cmp(&b.chunk)));
         hits
     }
 

@@ -165,6 +165,19 @@ impl DenseIndex {
         self.params.ef_search = ef_search.max(1);
     }
 
+    /// Stores the vectors as `quantization` describes, keeping the HNSW graph. Going from f32
+    /// to int8 gives the index an int8 build would have made; int8 to f32 keeps the int8
+    /// rounding (it only widens the storage).
+    pub fn requantize(&mut self, quantization: Quantization) {
+        if quantization == self.params.quantization {
+            return;
+        }
+        let flat: Vec<f32> =
+            (0..self.len() as u32).filter_map(|row| self.vectors.get(row)).flatten().collect();
+        self.vectors = Vectors::new(&flat, self.vectors.dim() as u32, quantization);
+        self.params.quantization = quantization;
+    }
+
     /// Dimension of the vectors.
     pub fn dimension(&self) -> usize {
         self.vectors.dim()

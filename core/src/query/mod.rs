@@ -83,6 +83,10 @@ pub struct SearchOptions {
     pub dense_weight: f32,
     /// Weight of the graph list in hybrid mode (BM25 has weight 1).
     pub graph_weight: f32,
+    /// Weight of multi-hop expansion in hybrid mode: chunks sharing a bridge entity with the
+    /// best [`GraphSearch::bridge_seeds`] fused results ([`GraphIndex::bridge`]) are fused in
+    /// with this weight (the first fusion weighs 1); 0 turns it off.
+    pub bridge_weight: f32,
     /// Graph retrieval settings.
     pub graph: GraphSearch,
     /// Whether to explain each result (matched terms and keywords, per-signal scores).
@@ -158,6 +162,7 @@ impl Default for SearchOptions {
             fusion: Fusion::Convex,
             graph_weight: 0.2,
             dense_weight: 1.0,
+            bridge_weight: 0.5,
             graph: GraphSearch::default(),
             explain: false,
             filter: Filter::default(),
@@ -185,6 +190,8 @@ pub struct Explanation {
     pub graph: Option<Signal>,
     /// Hops from a primary graph chunk (0 = matched directly).
     pub graph_hops: Option<u8>,
+    /// Multi-hop expansion's score and rank, if it reached the chunk through a bridge entity.
+    pub bridge: Option<Signal>,
     /// Query terms found in the chunk, with their BM25 contributions.
     pub terms: Vec<TermScore>,
     /// Keywords that matched the query and led the graph to this chunk (display forms).
@@ -248,6 +255,7 @@ struct Rankings {
     bm25: Vec<Scored>,
     dense: Vec<Scored>,
     graph: Vec<GraphHit>,
+    bridge: Vec<Scored>,
     fused: Vec<Scored>,
 }
 
@@ -385,6 +393,7 @@ impl Searcher {
         };
         let graph_scored: Vec<Scored> =
             graph.iter().map(|h| Scored { chunk: h.chunk, score: h.score }).collect();
+        let mut bridge = Vec::new();
         let fused = match options.mode {
             Mode::Bm25 => bm25.clone(),
             Mode::Dense => dense.clone(),
@@ -397,10 +406,24 @@ impl Searcher {
                 if use_dense {
                     lists.push(Ranked { hits: &dense, weight: options.dense_weight });
                 }
-                fusion::fuse(&lists, options.fusion, depth)
+                let first = fusion::fuse(&lists, options.fusion, depth);
+                if options.bridge_weight > 0.0 {
+                    let seeds = &first[..first.len().min(options.graph.bridge_seeds)];
+                    let g = &self.bundle.graph;
+                    bridge = self.graph.bridge(g, query, &self.analyzer, seeds, &allow);
+                }
+                if bridge.is_empty() {
+                    first
+                } else {
+                    let lists = [
+                        Ranked { hits: &first, weight: 1.0 },
+                        Ranked { hits: &bridge, weight: options.bridge_weight },
+                    ];
+                    fusion::fuse(&lists, options.fusion, depth)
+                }
             }
         };
-        Ok(Rankings { terms, bm25, dense, graph, fused })
+        Ok(Rankings { terms, bm25, dense, graph, bridge, fused })
     }
 
     fn explain(&self, r: &Rankings, chunk: u32) -> Explanation {
@@ -424,6 +447,7 @@ impl Searcher {
             dense: rank_of(&r.dense),
             graph: graph_hit.map(|i| Signal { score: r.graph[i].score, rank: i as u32 + 1 }),
             graph_hops: graph_hit.map(|i| r.graph[i].hops),
+            bridge: rank_of(&r.bridge),
             terms: self.bundle.bm25.explain(&r.terms, chunk),
             keywords,
         }

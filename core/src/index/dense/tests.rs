@@ -118,6 +118,10 @@ fn int8_round_trip_is_within_half_a_step_and_ranks_like_f32() {
         .sum::<f32>()
         / 40.0;
     assert!(agreement >= 0.9, "int8 vs f32 top-10 overlap {agreement}");
+    // Requantising the f32 index gives the index an int8 build makes.
+    let mut requantized = f32_index.clone();
+    requantized.requantize(Quantization::Int8);
+    assert_eq!(requantized, int8);
 }
 
 #[test]

@@ -1,0 +1,77 @@
+//! The payload layout of format version 2, kept so version-2 bundles stay readable.
+//!
+//! Version 3 added the semantic keyword-similarity settings to [`GraphConfig`]; the types that
+//! reach it are copied here with their version-2 layout, the others are shared.
+
+use serde::Deserialize;
+
+use super::v1::GraphConfig;
+use super::{Counts, DocumentInfo, EmbeddingSpec};
+use crate::chunk::{Chunk, ChunkConfig, SizeUnit};
+use crate::graph::KeywordGraph;
+use crate::index::bm25::{Bm25Index, Bm25Params};
+use crate::index::dense::{DenseIndex, DenseParams};
+use crate::keywords::KeywordConfig;
+
+/// A version-2 bundle.
+#[derive(Deserialize)]
+pub(super) struct Bundle {
+    manifest: Manifest,
+    documents: Vec<DocumentInfo>,
+    chunks: Vec<Chunk>,
+    graph: KeywordGraph,
+    bm25: Bm25Index,
+    dense: Option<DenseIndex>,
+}
+
+#[derive(Deserialize)]
+struct Manifest {
+    format_version: u16,
+    corpus: String,
+    edgerag_version: String,
+    created: u64,
+    embedding: Option<EmbeddingSpec>,
+    params: BuildParams,
+    counts: Counts,
+}
+
+#[derive(Deserialize)]
+struct BuildParams {
+    chunk: ChunkConfig,
+    size_unit: SizeUnit,
+    keywords: KeywordConfig,
+    graph: GraphConfig,
+    bm25: Bm25Params,
+    dense: DenseParams,
+}
+
+impl From<Bundle> for super::Bundle {
+    fn from(old: Bundle) -> Self {
+        let m = old.manifest;
+        let p = m.params;
+        let manifest = super::Manifest {
+            format_version: m.format_version,
+            corpus: m.corpus,
+            edgerag_version: m.edgerag_version,
+            created: m.created,
+            embedding: m.embedding,
+            params: super::BuildParams {
+                chunk: p.chunk,
+                size_unit: p.size_unit,
+                keywords: p.keywords,
+                graph: p.graph.into(),
+                bm25: p.bm25,
+                dense: p.dense,
+            },
+            counts: m.counts,
+        };
+        Self {
+            manifest,
+            documents: old.documents,
+            chunks: old.chunks,
+            graph: old.graph,
+            bm25: old.bm25,
+            dense: old.dense,
+        }
+    }
+}
