@@ -62,20 +62,24 @@ fn scifact_slice(target: &Path, n: usize) -> Option<usize> {
 #[test]
 fn beir_eval_reports_metrics_on_real_scifact_data() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(queries) = scifact_slice(dir.path(), 1000) else {
+    let Some(queries) = scifact_slice(dir.path(), 400) else {
         eprintln!("skipped: SciFact data not found (set EDGERAG_DATA)");
         return;
     };
     assert!(queries > 50, "{queries} judged queries in the slice");
-    for mode in ["bm25", "graph", "hybrid"] {
-        let report =
-            json(&["eval", "beir", path(dir.path()), "--split", "train", "--mode", mode, "--json"]);
-        assert_eq!(report["mode"], mode);
+    // One build (embedding ~900 chunks when the model is cached), one row per mode.
+    let reports =
+        json(&["eval", "beir", path(dir.path()), "--split", "train", "--mode", "all", "--json"]);
+    let reports = reports.as_array().unwrap();
+    let modes: Vec<&str> = reports.iter().map(|r| r["mode"].as_str().unwrap()).collect();
+    assert!(modes.starts_with(&["bm25"]) && modes.contains(&"hybrid"), "{modes:?}");
+    for report in reports {
+        let mode = report["mode"].as_str().unwrap();
         assert_eq!(report["queries"], queries);
         let ndcg = report["ndcg@10"].as_f64().unwrap();
         let recall = report["recall@100"].as_f64().unwrap();
         let mrr = report["mrr@10"].as_f64().unwrap();
-        // On 1,000 documents the task is easier than on the full corpus (0.64+ for BM25).
+        // On 400 documents the task is easier than on the full corpus (0.64+ for BM25).
         let floor = if mode == "graph" { 0.3 } else { 0.6 };
         assert!(ndcg > floor && ndcg <= 1.0, "{mode}: {report}");
         assert!(recall >= ndcg && recall <= 1.0, "{mode}: {report}");
