@@ -445,13 +445,13 @@ mod tests {
         ),
     ];
 
-    fn chunks() -> Vec<Chunk> {
+    fn chunks(texts: &[(u32, &str)]) -> Vec<Chunk> {
         let mut seq = 0;
-        TEXTS
+        texts
             .iter()
             .enumerate()
             .map(|(i, &(doc, text))| {
-                seq = if i > 0 && TEXTS[i - 1].0 == doc { seq + 1 } else { 0 };
+                seq = if i > 0 && texts[i - 1].0 == doc { seq + 1 } else { 0 };
                 Chunk {
                     id: format!("c{i}"),
                     doc,
@@ -474,13 +474,17 @@ mod tests {
     }
 
     fn fixture() -> Fixture {
+        fixture_of(TEXTS)
+    }
+
+    fn fixture_of(texts: &[(u32, &str)]) -> Fixture {
         let analyzer = Analyzer::new();
-        let chunks = chunks();
+        let chunks = chunks(texts);
         let config = KeywordConfig::default();
         let per_chunk: Vec<Vec<Keyword>> =
             chunks.iter().map(|c| extract(&c.text, &config, &analyzer)).collect();
         let graph = KeywordGraph::build(&per_chunk, &GraphConfig::default());
-        let index = GraphIndex::new(&graph, &chunks, 4);
+        let index = GraphIndex::new(&graph, &chunks, 0);
         Fixture { per_chunk, graph, index, analyzer }
     }
 
@@ -622,6 +626,21 @@ mod tests {
         assert!(bridge("Which university is in Warsaw, Poland, near Kraków?").is_empty());
         let only_2 = f.index.bridge(&f.graph, "academic centre", &f.analyzer, &seeds, &|c| c == 2);
         assert_eq!(only_2.iter().map(|h| h.chunk).collect::<Vec<_>>(), [2]);
+    }
+
+    #[test]
+    fn bridges_are_names_not_acronyms() {
+        let f = fixture_of(&[
+            (0, "Brand is a play by Henrik Ibsen, first staged with support from the NTC."),
+            (1, "Henrik Ibsen was a Norwegian playwright and theatre director."),
+            (2, "The NTC funds touring productions of new plays across the country."),
+        ]);
+        let ntc = keyword_index(&f.graph, "ntc");
+        assert_eq!(f.graph.keywords[ntc as usize].kind, KeywordKind::Acronym);
+        assert_eq!(f.graph.keywords[ntc as usize].chunks, 2);
+        let seeds = [Scored { chunk: 0, score: 1.0 }];
+        let hits = f.index.bridge(&f.graph, "Who wrote Brand?", &f.analyzer, &seeds, &|_| true);
+        assert_eq!(hits.iter().map(|h| h.chunk).collect::<Vec<_>>(), [1]);
     }
 
     #[test]
