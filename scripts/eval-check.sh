@@ -11,8 +11,10 @@ if [ ! -d "$data/scifact" ]; then
   exit 0
 fi
 # Embedding SciFact takes ~20 CPU-minutes: the dense rows are measured by `make eval`.
-"$edgerag" eval beir "$data/scifact" --split train --mode all --no-embed
-json=$("$edgerag" eval beir "$data/scifact" --split train --mode bm25 --no-embed --json)
+bundle=$(mktemp --suffix=.bundle)
+trap 'rm -f "$bundle"' EXIT
+"$edgerag" eval beir "$data/scifact" --split train --mode all --no-embed --save-bundle "$bundle"
+json=$("$edgerag" eval beir "$data/scifact" --split train --mode bm25 --bundle "$bundle" --json)
 python3 -c 'import json,sys; r=json.loads(sys.argv[1]); sys.exit(0 if r["ndcg@10"] >= 0.64 else 1)' "$json" \
   || { echo "eval-check: FAILED: BM25 nDCG@10 below 0.64: $json" >&2; exit 1; }
 if [ -d "$data/musique" ]; then

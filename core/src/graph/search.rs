@@ -139,7 +139,7 @@ impl GraphIndex {
         for seed in seeds {
             let relative = if best > 0.0 { (seed.score / best).max(0.0) } else { 1.0 };
             for (bridge, weight) in self.keywords_of(seed.chunk) {
-                if !matches!(kind(bridge), Some(KeywordKind::Name)) || named(bridge) {
+                if kind(bridge) != Some(KeywordKind::Name) || named(bridge) {
                     continue;
                 }
                 let leads = std::iter::once((bridge, 1.0)).chain(self.similar_to(bridge).filter(
