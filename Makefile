@@ -11,6 +11,7 @@ EDGERAG := $(CARGO_TARGET_DIR)/release/edgerag
 # Real judged data (../shared/data next to the clone); override to point elsewhere.
 export EDGERAG_DATA ?= $(abspath $(CURDIR)/../shared/data)
 DEMO_BUNDLE := $(CARGO_TARGET_DIR)/demo/demo.bundle
+DEMO_QUESTION := Who was the leader of the Norse raiders who settled Normandy?
 WASM_PROFILE := wasm-release
 
 .PHONY: help
@@ -73,7 +74,7 @@ bench: wasm models ## Embedding native vs wasm, search latency at 10k/100k chunk
 	$(EDGERAG) bench --bundle $(DEMO_BUNDLE) --wasm-pkg $(WASM_PKG) $(BENCH_ARGS)
 
 .PHONY: demo
-demo: models ## Build the demo bundle (with embeddings) from demo/corpus and run a few searches
+demo: models ## Build the demo bundle (with embeddings) from demo/corpus, search it and ask it
 	@mkdir -p $(dir $(DEMO_BUNDLE))
 	$(EDGERAG) build demo/corpus -o $(DEMO_BUNDLE) --name demo
 	$(EDGERAG) inspect $(DEMO_BUNDLE)
@@ -81,6 +82,8 @@ demo: models ## Build the demo bundle (with embeddings) from demo/corpus and run
 	  echo; echo "── edgerag search demo.bundle \"$$query\" -k 3 ──"; \
 	  $(EDGERAG) search $(DEMO_BUNDLE) "$$query" -k 3; \
 	done < demo/queries.txt
+	@echo; echo "── edgerag ask demo.bundle \"$(DEMO_QUESTION)\" ──"
+	$(EDGERAG) ask $(DEMO_BUNDLE) "$(DEMO_QUESTION)"
 
 .PHONY: fmt
 fmt: ## Format the code

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, bail};
 use edgerag_core::bundle::{Embed, EmbeddingSpec};
 use edgerag_core::embed::{Embedder, EmbedderOptions};
+use edgerag_core::{Mode, Searcher};
 use serde::Serialize;
 
 use crate::{models, output};
@@ -31,6 +32,31 @@ impl ModelArgs {
             bail!("the bundle was embedded with {}: pass its files with --model DIR", spec.model);
         }
         self.load(quiet)
+    }
+}
+
+/// `searcher` with the bundle's embedding model loaded, when the bundle has vectors and
+/// `mode` uses them. Failing to load it is an error in dense mode and a warning otherwise
+/// (the other retrievers still work).
+pub(crate) fn attach(
+    searcher: Searcher,
+    model: &ModelArgs,
+    mode: Mode,
+    quiet: bool,
+) -> Result<Searcher> {
+    let Some(spec) = searcher.bundle().manifest.embedding.clone() else {
+        return Ok(searcher);
+    };
+    if matches!(mode, Mode::Bm25 | Mode::Graph) {
+        return Ok(searcher);
+    }
+    match model.load_for(&spec, quiet) {
+        Ok(embedder) => Ok(searcher.with_embedder(Box::new(embedder))?),
+        Err(error) if mode != Mode::Dense => {
+            output::warn(None, &format!("dense retrieval off: {error:#}"));
+            Ok(searcher)
+        }
+        Err(error) => Err(error),
     }
 }
 

@@ -2,15 +2,21 @@
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use anyhow::{Context, Result, bail};
+use edgerag_core::answer::Answerer;
 use edgerag_core::eval::beir::{self, BeirDoc, BeirQuery};
-use edgerag_core::eval::multihop;
+use edgerag_core::eval::judge::{self, JudgeReport, JudgeScores};
+use edgerag_core::eval::{multihop, squad};
+use edgerag_core::llm::LlmClient;
 use edgerag_core::load::from_text;
 use edgerag_core::{Bundle, Mode, Searcher};
 use serde::Serialize;
 
+use crate::ask::AnswerArgs;
 use crate::build::{self, Settings};
+use crate::llm::{self, LlmArgs, NativeTransport};
 use crate::retrieval::{FusionArgs, parse_modes};
 use crate::{files, output};
 
@@ -21,6 +27,12 @@ pub(crate) enum Command {
     Beir(BeirArgs),
     /// Multi-hop QA in HippoRAG's MuSiQue layout: <name>_corpus.json and <name>.json.
     Multihop(MultihopArgs),
+    /// Answers on a SQuAD v1.1 file: answer recall@k of retrieval, exact match and F1
+    /// (extractive offline; with the LLM when one is configured).
+    Squad(SquadArgs),
+    /// Judge answers with an LLM: faithfulness, answer relevancy, contextual relevancy
+    /// (RAGAS/DeepEval definitions), on the questions of a SQuAD v1.1 file.
+    Answers(Box<AnswersArgs>),
 }
 
 /// Options every evaluation takes.
@@ -66,10 +78,54 @@ pub(crate) struct MultihopArgs {
     common: Common,
 }
 
+/// Arguments of `edgerag eval squad`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct SquadArgs {
+    /// A SQuAD v1.1 JSON file (.json or .json.gz); its paragraphs are the corpus.
+    file: PathBuf,
+    /// Ask only the first N questions.
+    #[arg(long, value_name = "N")]
+    limit: Option<usize>,
+    #[command(flatten)]
+    common: Common,
+    #[command(flatten)]
+    answer: AnswerArgs,
+    #[command(flatten)]
+    llm: LlmArgs,
+}
+
+/// Arguments of `edgerag eval answers`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct AnswersArgs {
+    /// A SQuAD v1.1 JSON file (.json or .json.gz); its paragraphs are the corpus, its
+    /// questions are answered and the answers judged.
+    file: PathBuf,
+    /// Judge only the first N questions.
+    #[arg(long, value_name = "N")]
+    limit: Option<usize>,
+    /// Questions judged at once, each by its own connection to the judge.
+    #[arg(long, value_name = "N", default_value_t = 4)]
+    concurrency: usize,
+    /// The judge's model [default: the first --llm-model, else the default model].
+    #[arg(long, value_name = "MODEL")]
+    judge_model: Option<String>,
+    /// Base URL of the judge's OpenAI-compatible API [default: the LLM base URL].
+    #[arg(long, value_name = "URL")]
+    judge_base_url: Option<String>,
+    #[command(flatten)]
+    common: Common,
+    #[command(flatten)]
+    answer: AnswerArgs,
+    #[command(flatten)]
+    llm: LlmArgs,
+}
+
 pub(crate) fn run(command: Command) -> Result<()> {
     match command {
         Command::Beir(args) => beir(args),
         Command::Multihop(args) => multihop(args),
+        Command::Squad(args) => squad(args),
+        Command::Answers(args) => answers(*args),
     }
 }
 
@@ -145,6 +201,182 @@ fn multihop(args: MultihopArgs) -> Result<()> {
         },
         "Recall@2 Recall@5 all@5",
     )
+}
+
+fn squad(args: SquadArgs) -> Result<()> {
+    let modes = parse_modes(&args.common.mode)?;
+    let (searcher, questions) = squad_index(&args.file, args.limit, &args.common)?;
+    let client = args.answer.client(&args.llm)?;
+    let how = if client.is_some() { "llm" } else { "extractive" };
+    let mut reports = Vec::new();
+    for mode in available(modes, &searcher)? {
+        let search = args.common.fusion.options(mode, args.answer.k, false);
+        let answerer = Answerer::new(&searcher, args.answer.options(search));
+        let bar = output::progress(questions.len() as u64, mode.as_str(), args.common.json);
+        let mut answer = |question: &str| match &client {
+            Some(client) => llm::block_on(answerer.ask(client, question, None)),
+            None => answerer.extractive(question),
+        };
+        let report = squad::evaluate(&questions, mode, how, &mut answer, &mut |done, total| {
+            bar.set_length(total as u64);
+            bar.set_position(done as u64);
+        })?;
+        bar.finish_and_clear();
+        reports.push(report);
+    }
+    print(
+        &format!("{} ({how} answers)", args.file.display()),
+        &reports,
+        args.common.json,
+        |r| {
+            let row = format!(
+                "{:.4}  {:.4}  {:.4}  {:.4}  {:.4}    {:.4}",
+                r.recall_1, r.recall_5, r.exact_match, r.f1, r.contains, r.refused
+            );
+            (r.mode, r.questions, row)
+        },
+        "AnsR@1  AnsR@5  EM      F1      contains refused",
+    )
+}
+
+fn answers(args: AnswersArgs) -> Result<()> {
+    if args.concurrency == 0 {
+        bail!("--concurrency must be at least 1");
+    }
+    let modes = parse_modes(&args.common.mode)?;
+    let judge_client =
+        || args.llm.judge_client(args.judge_model.as_deref(), args.judge_base_url.as_deref());
+    if judge_client()?.is_none() {
+        bail!(
+            "judging answers needs an LLM: set EDGERAG_LLM_API_KEY (or GROQ_API_KEY, \
+             OPENAI_API_KEY) or pass --llm-base-url"
+        );
+    }
+    let (searcher, questions) = squad_index(&args.file, args.limit, &args.common)?;
+    let workers = args.concurrency.min(questions.len()).max(1);
+    let judges = (0..workers)
+        .map(|_| judge_client()?.context("no judge LLM configured"))
+        .collect::<Result<Vec<_>>>()?;
+    let client = args.answer.client(&args.llm)?;
+    let how = if client.is_some() { "llm" } else { "extractive" };
+    let mut reports = Vec::new();
+    for mode in available(modes, &searcher)? {
+        // Answers first, here: the answerer is not `Send`. Judging only needs their text.
+        let search = args.common.fusion.options(mode, args.answer.k, false);
+        let answerer = Answerer::new(&searcher, args.answer.options(search));
+        let bar = output::progress(questions.len() as u64, "answering", args.common.json);
+        let mut answered = Vec::with_capacity(questions.len());
+        for q in &questions {
+            let answer = match &client {
+                Some(client) => llm::block_on(answerer.ask(client, &q.question, None)),
+                None => answerer.extractive(&q.question),
+            }
+            .with_context(|| format!("question {}", q.id))?;
+            let contexts = answer.sources.iter().map(|s| s.text.clone()).collect();
+            answered.push(Answered {
+                question: q.question.clone(),
+                answer: answer.plain_text(),
+                contexts,
+            });
+            bar.inc(1);
+        }
+        bar.finish_and_clear();
+        let bar = output::progress(answered.len() as u64, "judging", args.common.json);
+        let scores = judge_all(&judges, &answered, &bar);
+        bar.finish_and_clear();
+        reports.push(JudgeReport::new(mode, how, &scores));
+    }
+    if !args.common.json {
+        for report in reports.iter().filter(|r| r.failed > 0) {
+            let problem = report.problem.as_deref().unwrap_or("unknown problem");
+            output::warn(
+                None,
+                &format!(
+                    "{}: {} of {} questions not fully judged (first problem: {problem})",
+                    report.mode.as_str(),
+                    report.failed,
+                    report.questions
+                ),
+            );
+        }
+    }
+    let score = |x: Option<f64>| x.map_or_else(|| "  -   ".to_owned(), |x| format!("{x:.4}"));
+    print(
+        &format!("{} ({how} answers, judged by an LLM)", args.file.display()),
+        &reports,
+        args.common.json,
+        |r| {
+            let row = format!(
+                "{}    {}     {}     {}",
+                score(r.faithfulness),
+                score(r.answer_relevancy),
+                score(r.contextual_relevancy),
+                r.failed
+            );
+            (r.mode, r.questions, row)
+        },
+        "faithful  ans-rel    ctx-rel    failed",
+    )
+}
+
+/// A question answered, ready to judge.
+struct Answered {
+    question: String,
+    answer: String,
+    contexts: Vec<String>,
+}
+
+/// Judges `answered` with one thread per client, each taking the next unjudged question.
+fn judge_all(
+    judges: &[LlmClient<NativeTransport>],
+    answered: &[Answered],
+    bar: &indicatif::ProgressBar,
+) -> Vec<JudgeScores> {
+    let next = AtomicUsize::new(0);
+    let unjudged = JudgeScores {
+        problem: Some("a judging thread failed".to_owned()),
+        ..JudgeScores::default()
+    };
+    let mut scores = vec![unjudged; answered.len()];
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = judges
+            .iter()
+            .map(|client| {
+                let next = &next;
+                scope.spawn(move || {
+                    let mut done = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(a) = answered.get(i) else { break };
+                        let judged = judge::judge(client, &a.question, &a.answer, &a.contexts);
+                        done.push((i, llm::block_on(judged)));
+                        bar.inc(1);
+                    }
+                    done
+                })
+            })
+            .collect();
+        for worker in workers {
+            for (i, judged) in worker.join().unwrap_or_default() {
+                scores[i] = judged;
+            }
+        }
+    });
+    scores
+}
+
+/// A searcher over the paragraphs of a SQuAD file, and its first `limit` questions.
+fn squad_index(
+    file: &Path,
+    limit: Option<usize>,
+    common: &Common,
+) -> Result<(Searcher, Vec<squad::Question>)> {
+    let text = files::read_text_maybe_gz(file)?;
+    let (paragraphs, mut questions) = squad::parse(&file_name(file), &text)?;
+    questions.truncate(limit.unwrap_or(usize::MAX));
+    let documents =
+        paragraphs.iter().map(|p| (p.source.clone(), p.title.as_str(), p.text.as_str()));
+    Ok((index(file, documents, paragraphs.len(), common)?, questions))
 }
 
 /// The modes the searcher can run: dense only with vectors (it is left out of `all` without).

@@ -1,11 +1,13 @@
 //! `edgerag`: build, inspect, search and evaluate corpus bundles from the command line.
 
+mod ask;
 mod bench;
 mod build;
 mod embedding;
 mod eval;
 mod files;
 mod inspect;
+mod llm;
 mod models;
 mod output;
 mod retrieval;
@@ -31,6 +33,8 @@ enum Command {
     Inspect(inspect::Args),
     /// Search a bundle.
     Search(search::Args),
+    /// Answer a question from a bundle, with citations (an LLM if configured, else extractive).
+    Ask(ask::Args),
     /// Embed texts with the embedding model (vectors as JSON for parity checks).
     Embed(embedding::Args),
     /// Evaluate retrieval quality on a judged data set.
@@ -49,6 +53,7 @@ fn main() -> ExitCode {
         Command::Build(args) => build::run(args),
         Command::Inspect(args) => inspect::run(args),
         Command::Search(args) => search::run(args),
+        Command::Ask(args) => ask::run(args),
         Command::Embed(args) => embedding::run(args),
         Command::Eval(command) => eval::run(command),
         Command::Models(command) => models::run(command),

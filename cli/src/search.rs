@@ -7,7 +7,7 @@ use edgerag_core::query::Filter;
 use edgerag_core::{DocKind, Hit, Mode};
 use serde::Serialize;
 
-use crate::embedding::ModelArgs;
+use crate::embedding::{self, ModelArgs};
 use crate::retrieval::FusionArgs;
 use crate::{files, output};
 
@@ -56,18 +56,8 @@ struct Results<'a> {
 }
 
 pub(crate) fn run(args: Args) -> Result<()> {
-    let mut searcher = files::open_bundle(&args.bundle)?;
-    if let Some(spec) = searcher.bundle().manifest.embedding.clone()
-        && matches!(args.mode, Mode::Dense | Mode::Hybrid)
-    {
-        match args.model.load_for(&spec, args.json) {
-            Ok(embedder) => searcher = searcher.with_embedder(Box::new(embedder))?,
-            Err(error) if args.mode == Mode::Hybrid => {
-                output::warn(None, &format!("dense retrieval off: {error:#}"));
-            }
-            Err(error) => return Err(error),
-        }
-    }
+    let searcher = files::open_bundle(&args.bundle)?;
+    let searcher = embedding::attach(searcher, &args.model, args.mode, args.json)?;
     let mut options = args.fusion.options(args.mode, args.k, args.explain);
     options.filter = Filter {
         documents: args.documents,

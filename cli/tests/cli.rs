@@ -46,6 +46,16 @@ pub(crate) fn demo_bundle(dir: &Path) -> PathBuf {
     bundle
 }
 
+/// `name` in the shared evaluation data (`../shared/data` beside the repository, or
+/// `$EDGERAG_DATA`), if it is there.
+pub(crate) fn shared_data(name: &str) -> Option<PathBuf> {
+    let data = std::env::var_os("EDGERAG_DATA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data"));
+    let path = data.join(name);
+    path.exists().then_some(path)
+}
+
 /// A path as `&str` (test paths are UTF-8).
 pub(crate) fn path(p: &Path) -> &str {
     p.to_str().expect("UTF-8 path")

@@ -1,17 +1,13 @@
-//! `edgerag eval beir` on a slice of the real SciFact data set.
+//! `edgerag eval` on real data: a SciFact slice (BEIR), MuSiQue (multi-hop) and SQuAD (answers).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::cli::{edgerag, json, one_error_line, path};
+use crate::cli::{edgerag, json, one_error_line, path, shared_data};
 
-/// The shared evaluation data (`../shared/data` beside the repository, or `$EDGERAG_DATA`).
+/// The SciFact directory of the shared evaluation data.
 fn scifact() -> Option<PathBuf> {
-    let data = std::env::var_os("EDGERAG_DATA")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data"));
-    let dir = data.join("scifact");
-    dir.is_dir().then_some(dir)
+    shared_data("scifact")
 }
 
 /// A BEIR directory with the first `n` SciFact documents and the training queries whose
@@ -135,4 +131,40 @@ fn multihop_eval_reports_recall_for_every_mode() {
         );
         assert!(r2 > 0.2 && r2 <= r5 && r5 <= 1.0 && all5 <= r5, "{r}");
     }
+}
+
+#[test]
+fn squad_eval_answers_offline_and_scores_retrieval_and_answers() {
+    let Some(file) = shared_data("squad/dev-v1.1-articles-00-11.json.gz") else {
+        eprintln!("skipped: shared data not found (set EDGERAG_DATA)");
+        return;
+    };
+    let args = ["eval", "squad", path(&file), "--limit", "200", "--no-embed", "--json"];
+    let reports = json(&[&args[..], &["--mode", "all"]].concat());
+    let reports = reports.as_array().unwrap();
+    let modes: Vec<&str> = reports.iter().map(|r| r["mode"].as_str().unwrap()).collect();
+    assert_eq!(modes, ["bm25", "graph", "hybrid"]);
+    for r in reports {
+        assert_eq!(r["questions"], 200, "{r}");
+        assert_eq!(r["answers"], "extractive", "{r}");
+        let metric = |name: &str| r[name].as_f64().unwrap();
+        assert!(metric("answer_recall@1") <= metric("answer_recall@5"), "{r}");
+        // Whole sentences rarely equal a short gold span, but often contain it.
+        assert!(metric("exact_match") < metric("f1") && metric("f1") < metric("contains"), "{r}");
+    }
+    let hybrid = &reports[2];
+    let recall = hybrid["answer_recall@5"].as_f64().unwrap();
+    assert!(recall > 0.85, "hybrid answer recall@5 {recall}");
+    assert!(hybrid["contains"].as_f64().unwrap() > 0.5, "{hybrid}");
+    assert!(hybrid["refused"].as_f64().unwrap() < 0.05, "{hybrid}");
+
+    // One sentence per answer: shorter answers, higher F1, fewer containing the gold span.
+    let one = json(&[&args[..], &["--mode", "hybrid", "--sentences", "1"]].concat());
+    assert!(one["f1"].as_f64() > hybrid["f1"].as_f64(), "{one} vs {hybrid}");
+    assert!(one["contains"].as_f64() < hybrid["contains"].as_f64(), "{one} vs {hybrid}");
+    // A file that is not SQuAD is named in a one-line error.
+    let bad = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(bad.path(), "{\"data\": 1}").unwrap();
+    let line = one_error_line(&edgerag(&["eval", "squad", path(bad.path())]));
+    assert!(line.contains("not SQuAD JSON"), "{line}");
 }

@@ -2,9 +2,12 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
+mod ask;
 mod bench;
 mod build;
 mod cli;
 mod embed;
 mod eval;
+mod judge;
+mod llm_server;
 mod search;

@@ -107,6 +107,29 @@ pub enum Error {
         /// What is wrong.
         message: String,
     },
+    /// The LLM provider refused a request (an HTTP 4xx other than 429): its message, which
+    /// retrying cannot change (a bad key, an unknown model, a too-long prompt).
+    #[error("the LLM provider rejected the request to {model} (HTTP {status}): {message}")]
+    LlmRejected {
+        /// The model asked.
+        model: String,
+        /// HTTP status.
+        status: u16,
+        /// The provider's message (the API key removed).
+        message: String,
+    },
+    /// Every model failed transiently (rate limits, server errors, timeouts), each named with
+    /// its last failure.
+    #[error("no LLM answered: {0}")]
+    LlmUnavailable(String),
+    /// The LLM's reply breaks the protocol (not JSON, no text, a broken stream).
+    #[error("unexpected reply from the LLM ({model}): {message}")]
+    LlmResponse {
+        /// The model that replied.
+        model: String,
+        /// What is wrong.
+        message: String,
+    },
 }
 
 /// `Result` with [`Error`].

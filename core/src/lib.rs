@@ -2,10 +2,13 @@
 //!
 //! The pipeline runs the same on native targets and on `wasm32-unknown-unknown`: load
 //! documents from bytes, chunk them, extract keywords, build the keyword graph and the BM25
-//! index, encode everything as one [`Bundle`], and query it with a [`Searcher`]. The crate does
-//! no I/O: hosts (the CLI, the browser, the edge worker) read and write the bytes.
+//! index, encode everything as one [`Bundle`], query it with a [`Searcher`], and answer
+//! questions with citations ([`answer::Answerer`]): extractively, or through an
+//! OpenAI-compatible LLM ([`llm`]). The crate does no I/O: hosts (the CLI, the browser, the
+//! edge worker) read and write the bytes and carry the LLM's HTTP requests.
 //!
 //! ```
+//! use edgerag_core::answer::{Answerer, AskOptions};
 //! use edgerag_core::{BuildOptions, Bundle, BundleBuilder, Mode, SearchOptions, Searcher};
 //!
 //! # fn main() -> edgerag_core::Result<()> {
@@ -25,10 +28,17 @@
 //! let hits = searcher.search("who improved the steam engine?", &options)?;
 //! assert_eq!(hits[0].title, "Steam engine");
 //! assert!(hits[0].text.contains("James Watt"));
+//!
+//! // Offline, an answer quotes the best sentences and cites them.
+//! let answerer = Answerer::new(&searcher, AskOptions::default());
+//! let answer = answerer.extractive("who improved the steam engine?")?;
+//! assert!(answer.answer.contains("in 1781 with a separate condenser [S1]."));
+//! assert_eq!(answer.citations[0].chunk_id, hits[0].chunk_id);
 //! # Ok(())
 //! # }
 //! ```
 
+pub mod answer;
 pub mod bundle;
 pub mod chunk;
 #[cfg(feature = "embed")]
@@ -38,6 +48,7 @@ pub mod eval;
 pub mod graph;
 pub mod index;
 pub mod keywords;
+pub mod llm;
 pub mod load;
 pub mod query;
 pub mod text;

@@ -67,6 +67,11 @@ fn embedder(options: EmbedderOptions) -> Embedder {
     Embedder::from_bytes(config, tokenizer, weights, options).unwrap()
 }
 
+/// A fresh MiniLM embedder with default options, boxed for builders and searchers.
+pub(crate) fn minilm_boxed() -> Box<dyn edgerag_core::bundle::Embed> {
+    Box::new(embedder(EmbedderOptions::minilm()))
+}
+
 /// The MiniLM embedder with default options, loaded once.
 fn minilm() -> &'static Embedder {
     static EMBEDDER: OnceLock<Embedder> = OnceLock::new();

@@ -2,6 +2,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
+#[cfg(feature = "embed")]
+mod answer;
 mod bundle;
 mod common;
 #[cfg(feature = "embed")]

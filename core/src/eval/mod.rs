@@ -1,5 +1,6 @@
-//! Retrieval evaluation: ranking metrics, and the data-set layouts they run on —
-//! [`beir`] (SciFact and the other BEIR sets) and [`multihop`] (MuSiQue, HippoRAG's protocol).
+//! Evaluation: ranking metrics, and the data-set layouts they run on — [`beir`] (SciFact and
+//! the other BEIR sets), [`multihop`] (MuSiQue, HippoRAG's protocol) and [`squad`] (answers:
+//! answer recall of retrieval, exact match and F1).
 //!
 //! Metrics follow `trec_eval`/`pytrec_eval` as BEIR reports them: nDCG@k with linear gains
 //! (`rel / log2(rank + 1)`), Recall@k as the fraction of relevant documents retrieved in the
@@ -7,7 +8,9 @@
 //! relevance judgments are not evaluated.
 
 pub mod beir;
+pub mod judge;
 pub mod multihop;
+pub mod squad;
 
 use std::collections::HashMap;
 

@@ -341,6 +341,14 @@ impl GraphIndex {
         })
     }
 
+    /// The keywords of chunk `chunk` with their weights in it (none for an unknown chunk).
+    pub fn chunk_keywords(&self, chunk: u32) -> Vec<(u32, f32)> {
+        if (chunk as usize) >= self.chunks {
+            return Vec::new();
+        }
+        self.keywords_of(chunk).collect()
+    }
+
     /// The keywords of `chunk`, with their weight there.
     fn keywords_of(&self, chunk: u32) -> impl Iterator<Item = (u32, f32)> + '_ {
         self.graph.edges_directed(self.chunk_node(chunk), Direction::Incoming).filter_map(

@@ -91,10 +91,57 @@ impl GraphIndex {
         allow: &dyn Fn(u32) -> bool,
     ) -> Vec<GraphHit> {
         let matches = self.match_keywords(graph, query, analyzer);
+        self.search_matches(graph, &matches, k, options, allow)
+    }
+
+    /// As [`GraphIndex::search`], starting from the given keywords (indices into
+    /// [`KeywordGraph::keywords`], for instance chosen by an LLM) as exact matches instead of
+    /// the query's own. Unknown indices are ignored.
+    pub fn search_keywords(
+        &self,
+        graph: &KeywordGraph,
+        keywords: &[u32],
+        k: usize,
+        options: &GraphSearch,
+        allow: &dyn Fn(u32) -> bool,
+    ) -> Vec<GraphHit> {
+        let known = keywords.iter().filter(|&&kw| (kw as usize) < graph.keywords.len());
+        let matches = Matches { exact: known.map(|&kw| (kw, 1.0)).collect(), loose: Vec::new() };
+        self.search_matches(graph, &matches, k, options, allow)
+    }
+
+    /// The keywords `query` matches, best first: exact matches (quality 1), then loose ones
+    /// by quality; ties by index.
+    pub fn matched_keywords(
+        &self,
+        graph: &KeywordGraph,
+        query: &str,
+        analyzer: &Analyzer,
+    ) -> Vec<(u32, f32)> {
+        let matches = self.match_keywords(graph, query, analyzer);
+        let mut all: Vec<(u32, f32)> = matches.exact.into_iter().collect();
+        for m in matches.loose {
+            match all.iter_mut().find(|(k, _)| *k == m.keyword) {
+                Some(found) => found.1 = found.1.max(m.quality),
+                None => all.push((m.keyword, m.quality)),
+            }
+        }
+        all.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        all
+    }
+
+    fn search_matches(
+        &self,
+        graph: &KeywordGraph,
+        matches: &Matches,
+        k: usize,
+        options: &GraphSearch,
+        allow: &dyn Fn(u32) -> bool,
+    ) -> Vec<GraphHit> {
         if k == 0 || (matches.exact.is_empty() && matches.loose.is_empty()) {
             return Vec::new();
         }
-        let direct = self.direct_scores(graph, &matches);
+        let direct = self.direct_scores(graph, matches);
         let mut primary: Vec<GraphHit> = direct
             .into_iter()
             .filter(|(chunk, _)| allow(*chunk))
@@ -102,7 +149,7 @@ impl GraphIndex {
             .collect();
         sort_hits(&mut primary);
         primary.truncate(options.primary);
-        let related = self.related_keywords(&matches);
+        let related = self.related_keywords(matches);
         let mut hits = self.expand(primary, &related, options, k);
         hits.retain(|h| allow(h.chunk));
         sort_hits(&mut hits);

@@ -1,0 +1,167 @@
+//! `edgerag ask`: a cited answer to a question, written by an LLM or extracted offline.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+use edgerag_core::answer::{Answer, AnswerMode, Answerer, AskOptions};
+use edgerag_core::{Mode, SearchOptions};
+
+use crate::embedding::{self, ModelArgs};
+use edgerag_core::llm::LlmClient;
+
+use crate::llm::{self, LlmArgs, NativeTransport};
+use crate::retrieval::FusionArgs;
+use crate::{files, output};
+
+/// Arguments of `edgerag ask`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// The bundle file.
+    bundle: PathBuf,
+    /// The question.
+    question: String,
+    /// Retrieval mode: bm25, dense, graph or hybrid.
+    #[arg(long, default_value_t = Mode::default())]
+    mode: Mode,
+    #[command(flatten)]
+    fusion: FusionArgs,
+    #[command(flatten)]
+    answer: AnswerArgs,
+    #[command(flatten)]
+    model: ModelArgs,
+    #[command(flatten)]
+    llm: LlmArgs,
+    /// Print the answer as it is written (text output only).
+    #[arg(long, conflicts_with = "json")]
+    stream: bool,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+/// How answers are made: flags shared by `ask` and `eval squad`.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct AnswerArgs {
+    /// Answer from the sources' sentences, without an LLM (the default when none is
+    /// configured).
+    #[arg(long)]
+    pub(crate) extractive: bool,
+    /// Let the LLM choose the graph's keywords among local candidates.
+    #[arg(long, conflicts_with = "extractive")]
+    llm_keywords: bool,
+    /// Most sources given to the answer.
+    #[arg(short, default_value_t = AskOptions::default().search.k)]
+    pub(crate) k: usize,
+    /// Token budget of the sources in the prompt (estimated at four characters per token).
+    #[arg(long, default_value_t = AskOptions::default().context_tokens)]
+    context_tokens: usize,
+    /// Refuse, without asking the LLM, when the best source's relevance is below this (0-1).
+    #[arg(long, default_value_t = AskOptions::default().min_relevance)]
+    min_relevance: f32,
+    /// Sentences in an extractive answer.
+    #[arg(long, default_value_t = AskOptions::default().sentences)]
+    sentences: usize,
+}
+
+impl AnswerArgs {
+    /// The LLM client, unless answers are extractive (asked for, or no LLM configured).
+    pub(crate) fn client(&self, llm: &LlmArgs) -> Result<Option<LlmClient<NativeTransport>>> {
+        let client = if self.extractive { None } else { llm.client()? };
+        if self.llm_keywords && client.is_none() {
+            bail!(
+                "--llm-keywords needs an LLM: set EDGERAG_LLM_API_KEY (or GROQ_API_KEY, \
+                 OPENAI_API_KEY) or pass --llm-base-url"
+            );
+        }
+        Ok(client)
+    }
+
+    /// The answer options, retrieving with `search` (its `k` is replaced).
+    pub(crate) fn options(&self, search: SearchOptions) -> AskOptions {
+        let defaults = AskOptions::default();
+        AskOptions {
+            search: SearchOptions { k: self.k, ..search },
+            context_tokens: self.context_tokens,
+            min_relevance: self.min_relevance,
+            sentences: self.sentences,
+            llm_keywords: self.llm_keywords,
+            ..defaults
+        }
+    }
+}
+
+pub(crate) fn run(args: Args) -> Result<()> {
+    let searcher = files::open_bundle(&args.bundle)?;
+    let searcher = embedding::attach(searcher, &args.model, args.mode, args.json)?;
+    let client = args.answer.client(&args.llm)?;
+    let options = args.answer.options(args.fusion.options(args.mode, args.answer.k, false));
+    let answerer = Answerer::new(&searcher, options);
+    let streamed = std::cell::Cell::new(false);
+    let answer = match &client {
+        Some(client) if args.stream => {
+            let mut print = |token: &str| {
+                streamed.set(true);
+                let mut out = std::io::stdout().lock();
+                _ = out.write_all(token.as_bytes());
+                _ = out.flush();
+            };
+            llm::block_on(answerer.ask(client, &args.question, Some(&mut print)))
+        }
+        Some(client) => llm::block_on(answerer.ask(client, &args.question, None)),
+        None => answerer.extractive(&args.question),
+    }
+    .context("ask")?;
+    if args.json {
+        return output::json(&answer);
+    }
+    print_answer(&answer, streamed.get());
+    Ok(())
+}
+
+/// The answer, its sources and its warnings. After a streamed reply, the answer is printed
+/// again only if it changed (a stricter retry, or an extractive fallback).
+fn print_answer(answer: &Answer, streamed: bool) {
+    if streamed {
+        output::line("");
+    }
+    let retried = answer.mode != AnswerMode::Llm
+        || answer
+            .warnings
+            .iter()
+            .any(|w| matches!(w.kind, edgerag_core::answer::WarningKind::Retried));
+    if !streamed || retried {
+        if streamed {
+            output::line("");
+        }
+        output::line(&answer.answer);
+    }
+    output::line("");
+    let cited: Vec<&str> = answer.citations.iter().map(|c| c.marker.as_str()).collect();
+    for source in &answer.sources {
+        let mut place = source.title.clone();
+        let section: Vec<&String> = source.section.iter().filter(|h| **h != source.title).collect();
+        if !section.is_empty() {
+            let path: Vec<&str> = section.iter().map(|h| h.as_str()).collect();
+            place = format!("{place} › {}", path.join(" › "));
+        }
+        if let Some(page) = source.page {
+            place = format!("{place} (p. {page})");
+        }
+        let mark = if cited.contains(&source.marker.as_str()) { "*" } else { " " };
+        output::line(&format!("{mark}[{}] {place}  [{}]", source.marker, source.document));
+    }
+    for warning in &answer.warnings {
+        output::warn(None, &warning.message);
+    }
+    let how = match (&answer.mode, &answer.model) {
+        (AnswerMode::Llm, Some(model)) => format!("written by {model}"),
+        (AnswerMode::Extractive, _) => "extracted from the sources (no LLM)".to_owned(),
+        (AnswerMode::Refused, Some(model)) => format!("refused by {model}"),
+        _ => "refused: no relevant source".to_owned(),
+    };
+    output::line(&format!(
+        "\n{how}; relevance {:.2}, confidence {:.2}",
+        answer.relevance, answer.confidence
+    ));
+}

@@ -1,0 +1,165 @@
+//! The LLM from the command line: flags, the API key from the environment, and the native
+//! transport (a blocking HTTP client, driven by a minimal executor).
+
+use std::io::Read;
+use std::time::Duration;
+
+use anyhow::Result;
+use edgerag_core::llm::{
+    API_KEY_VARIABLES, ApiKey, GROQ_BASE_URL, HttpRequest, HttpResponse, LlmClient, LlmConfig,
+    ResponseBody, Transport, TransportError,
+};
+use ureq::Agent;
+use ureq::tls::{RootCerts, TlsConfig};
+
+/// LLM flags shared by `ask` and `eval`.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct LlmArgs {
+    /// Base URL of an OpenAI-compatible API [default: Groq's; a local server needs no key].
+    #[arg(long, value_name = "URL", env = "EDGERAG_LLM_BASE_URL")]
+    llm_base_url: Option<String>,
+    /// Model to use; repeat to give fallbacks, tried in order [default: llama-3.3-70b-versatile,
+    /// then llama-3.1-8b-instant].
+    #[arg(long = "llm-model", value_name = "MODEL")]
+    llm_models: Vec<String>,
+    /// Sampling temperature of answers.
+    #[arg(long, default_value_t = LlmConfig::default().temperature)]
+    llm_temperature: f32,
+    /// Most tokens per answer.
+    #[arg(long, default_value_t = LlmConfig::default().max_tokens)]
+    llm_max_tokens: u32,
+    /// Seconds one request may take, streaming included.
+    #[arg(long, value_name = "SECONDS", default_value_t = LlmConfig::default().timeout.as_secs_f64())]
+    llm_timeout: f64,
+    /// Retries per model after a rate limit, server error or timeout.
+    #[arg(long, default_value_t = LlmConfig::default().retries)]
+    llm_retries: u32,
+}
+
+impl LlmArgs {
+    /// The client, when an LLM is configured: an API key in the environment
+    /// (`EDGERAG_LLM_API_KEY`, `GROQ_API_KEY` or `OPENAI_API_KEY`), or a base URL given.
+    pub(crate) fn client(&self) -> Result<Option<LlmClient<NativeTransport>>> {
+        let api_key = API_KEY_VARIABLES
+            .iter()
+            .find_map(|name| std::env::var(name).ok().and_then(ApiKey::new));
+        if api_key.is_none() && self.llm_base_url.is_none() {
+            return Ok(None);
+        }
+        if !(self.llm_timeout.is_finite() && self.llm_timeout > 0.0) {
+            anyhow::bail!("--llm-timeout must be a positive number of seconds");
+        }
+        let defaults = LlmConfig::default();
+        let config = LlmConfig {
+            base_url: self.llm_base_url.clone().unwrap_or_else(|| GROQ_BASE_URL.to_owned()),
+            api_key,
+            models: if self.llm_models.is_empty() {
+                defaults.models.clone()
+            } else {
+                self.llm_models.clone()
+            },
+            temperature: self.llm_temperature,
+            max_tokens: self.llm_max_tokens,
+            timeout: Duration::from_secs_f64(self.llm_timeout),
+            retries: self.llm_retries,
+            ..defaults
+        };
+        let transport = NativeTransport::new(config.timeout);
+        Ok(Some(LlmClient::new(config, transport)?))
+    }
+
+    /// The judge's client, when an LLM is configured: these flags with `model` as the only
+    /// model (default: the first `--llm-model`, else the first default model) and `base_url`
+    /// (default: `--llm-base-url`; giving it configures an LLM, as `--llm-base-url` does).
+    pub(crate) fn judge_client(
+        &self,
+        model: Option<&str>,
+        base_url: Option<&str>,
+    ) -> Result<Option<LlmClient<NativeTransport>>> {
+        let mut args = self.clone();
+        if let Some(url) = base_url {
+            args.llm_base_url = Some(url.to_owned());
+        }
+        let model = model
+            .or_else(|| self.llm_models.first().map(String::as_str))
+            .unwrap_or(edgerag_core::llm::DEFAULT_MODELS[0]);
+        args.llm_models = vec![model.to_owned()];
+        args.client()
+    }
+}
+
+/// HTTP over a blocking client. Its futures complete on first poll.
+#[derive(Debug)]
+pub(crate) struct NativeTransport {
+    agent: Agent,
+}
+
+impl NativeTransport {
+    fn new(timeout: Duration) -> Self {
+        let tls = TlsConfig::builder().root_certs(RootCerts::PlatformVerifier).build();
+        let agent = Agent::config_builder()
+            .timeout_global(Some(timeout))
+            .http_status_as_error(false)
+            .tls_config(tls)
+            .user_agent(concat!("edgerag/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .into();
+        Self { agent }
+    }
+}
+
+/// A response body read from the blocking client.
+pub(crate) struct NativeBody(Box<dyn Read + Send>);
+
+impl ResponseBody for NativeBody {
+    async fn chunk(&mut self) -> Result<Option<Vec<u8>>, TransportError> {
+        let mut buffer = vec![0; 8192];
+        match self.0.read(&mut buffer) {
+            Ok(0) => Ok(None),
+            Ok(n) => {
+                buffer.truncate(n);
+                Ok(Some(buffer))
+            }
+            Err(error) => Err(transport_error(&error.to_string())),
+        }
+    }
+}
+
+impl Transport for NativeTransport {
+    type Body = NativeBody;
+
+    async fn post(&self, request: HttpRequest) -> Result<HttpResponse<NativeBody>, TransportError> {
+        let mut call = self.agent.post(&request.url);
+        for (name, value) in &request.headers {
+            call = call.header(name, value);
+        }
+        let response = call.send(request.body.as_bytes()).map_err(|e| match e {
+            ureq::Error::Timeout(_) => TransportError::Timeout,
+            // The message names the host and the failure; it never holds headers.
+            other => TransportError::Failed(other.to_string()),
+        })?;
+        let status = response.status().as_u16();
+        let retry_after =
+            response.headers().get("retry-after").and_then(|v| v.to_str().ok()).map(str::to_owned);
+        let body = NativeBody(Box::new(response.into_body().into_reader()));
+        Ok(HttpResponse { status, retry_after, body })
+    }
+
+    async fn sleep(&self, duration: Duration) {
+        std::thread::sleep(duration);
+    }
+}
+
+/// A read error: ureq reports its timeout through the reader as an I/O error.
+fn transport_error(message: &str) -> TransportError {
+    if message.contains("timeout") || message.contains("timed out") {
+        TransportError::Timeout
+    } else {
+        TransportError::Failed(message.to_owned())
+    }
+}
+
+/// Runs a future whose awaits never wait (the native transport blocks instead).
+pub(crate) fn block_on<F: std::future::Future>(future: F) -> F::Output {
+    pollster::block_on(future)
+}

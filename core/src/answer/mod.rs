@@ -1,0 +1,501 @@
+//! Answers with citations: grounded LLM answers, checked sentence by sentence, and extractive
+//! answers that need no LLM at all.
+//!
+//! An [`Answerer`] retrieves the question's best chunks and numbers them as sources `S1`,
+//! `S2`, … within a token budget. When the best of them is not relevant enough it refuses
+//! ([`prompt::REFUSAL`]) without calling anything. Otherwise:
+//!
+//! - [`Answerer::ask`] sends the sources and the question to the LLM, then checks the reply
+//!   ([`verify`]): every sentence's `[S#]` citations are mapped to chunks and scored for
+//!   support, and warnings name uncited sentences, unknown or unused sources and numbers
+//!   that no cited source contains. A poorly supported reply is asked again once, with
+//!   stricter rules at temperature 0; the second reply is returned with its warnings.
+//! - [`Answerer::extractive`] picks the sources' sentences closest to the question
+//!   ([`extractive`]) and cites them: a useful answer offline.
+//!
+//! **Relevance** of the retrieval is, over the sources, the best of the cosine similarity
+//! between question and chunk (when the bundle has vectors and the model is loaded) and the
+//! fraction of the question's terms the chunk contains. **Support** of a sentence is the best
+//! cosine similarity between the sentence and a sentence of a source it cites (the share of
+//! its terms found in the cited sources when no model is loaded); an uncited sentence has
+//! support 0. **Confidence** is the geometric mean of relevance and the sentences' mean
+//! support, so it is high only when both are (0 for a refusal; for an extractive answer, the
+//! chosen sentences' mean score stands for support).
+
+mod extractive;
+mod verify;
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use serde::Serialize;
+
+use crate::bundle::Embed;
+use crate::llm::prompt::{self, REFUSAL};
+use crate::llm::{LlmClient, Transport};
+use crate::query::{Hit, Mode, SearchOptions, Searcher};
+use crate::text::Analyzer;
+use crate::{Error, Result};
+
+/// How answers are made.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AskOptions {
+    /// Retrieval of the sources (`k` is the most sources).
+    pub search: SearchOptions,
+    /// Token budget of the sources in the prompt ([`prompt::estimate_tokens`]).
+    pub context_tokens: usize,
+    /// Below this relevance (see the module docs) the answer is a refusal, made without the
+    /// LLM.
+    pub min_relevance: f32,
+    /// A sentence supported less than this draws a warning, and the LLM is asked again.
+    pub min_support: f32,
+    /// Sentences in an extractive answer.
+    pub sentences: usize,
+    /// Whether the LLM chooses the graph's keywords among local candidates.
+    pub llm_keywords: bool,
+    /// Candidates offered to the LLM for keyword matching.
+    pub keyword_candidates: usize,
+}
+
+impl Default for AskOptions {
+    fn default() -> Self {
+        Self {
+            search: SearchOptions { k: 5, mode: Mode::Hybrid, ..SearchOptions::default() },
+            context_tokens: 4096,
+            min_relevance: 0.3,
+            min_support: 0.5,
+            sentences: 3,
+            llm_keywords: false,
+            keyword_candidates: 50,
+        }
+    }
+}
+
+/// How an answer was made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AnswerMode {
+    /// Written by the LLM from the sources.
+    Llm,
+    /// Sentences taken from the sources.
+    Extractive,
+    /// No answer: the sources do not hold one.
+    Refused,
+}
+
+/// A retrieved chunk given to the answer as source `S<n>`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Source {
+    /// `S1`, `S2`, … in retrieval order.
+    pub marker: String,
+    /// Chunk index in the bundle.
+    #[serde(skip)]
+    pub chunk: u32,
+    /// Content-hash id of the chunk.
+    pub chunk_id: String,
+    /// Source path of the chunk's document.
+    pub document: String,
+    /// Title of the document.
+    pub title: String,
+    /// Page the chunk starts on (PDF).
+    pub page: Option<u32>,
+    /// Section path, top-level heading first.
+    pub section: Vec<String>,
+    /// Retrieval score.
+    pub score: f32,
+    /// The chunk's text.
+    pub text: String,
+}
+
+/// A source cited by the answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Citation {
+    /// The marker as written, without brackets (`S2`).
+    pub marker: String,
+    /// The cited chunk.
+    pub chunk_id: String,
+    /// Its document.
+    pub document: String,
+    /// Its page (PDF).
+    pub page: Option<u32>,
+}
+
+/// One sentence of the answer and how well its sources back it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Sentence {
+    /// The sentence, citation markers included.
+    pub text: String,
+    /// Markers it cites.
+    pub cites: Vec<String>,
+    /// Support, in `[0, 1]` (see the module docs).
+    pub support: f32,
+}
+
+/// What a warning is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WarningKind {
+    /// A sentence cites no source.
+    UncitedSentence,
+    /// A citation names a source that was not given.
+    UnknownSource,
+    /// Sources given but not cited.
+    UnusedSources,
+    /// A number in the answer appears in no source the sentence cites.
+    UnsupportedNumber,
+    /// A sentence's support is below the threshold.
+    LowSupport,
+    /// The first reply was poorly supported; this one came from the stricter retry.
+    Retried,
+    /// The LLM could not be used; the answer was made another way.
+    LlmFailed,
+    /// Keyword matching by the LLM fell back to the local candidates.
+    Keywords,
+}
+
+/// A problem found in an answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Warning {
+    /// What it is about.
+    pub kind: WarningKind,
+    /// Details for people.
+    pub message: String,
+}
+
+impl Warning {
+    fn new(kind: WarningKind, message: impl Into<String>) -> Self {
+        Self { kind, message: message.into() }
+    }
+}
+
+/// An answer, ready to show or serialise.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Answer {
+    /// The answer text, with `[S#]` markers.
+    pub answer: String,
+    /// How it was made.
+    pub mode: AnswerMode,
+    /// The LLM model that wrote it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Sources cited, in order of first citation.
+    pub citations: Vec<Citation>,
+    /// Every source given, in retrieval order.
+    pub sources: Vec<Source>,
+    /// The answer's sentences with their support.
+    pub sentences: Vec<Sentence>,
+    /// Problems found.
+    pub warnings: Vec<Warning>,
+    /// Retrieval relevance, in `[0, 1]`.
+    pub relevance: f32,
+    /// Overall confidence, in `[0, 1]`.
+    pub confidence: f32,
+    /// Keywords the LLM chose for graph retrieval (with `llm_keywords`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub keywords: Option<Vec<String>>,
+}
+
+impl Answer {
+    /// The answer text without its citation markers.
+    pub fn plain_text(&self) -> String {
+        verify::strip_markers(&self.answer)
+    }
+}
+
+/// Most chunks whose sentence vectors are kept between questions.
+const SENTENCE_CACHE: usize = 4096;
+
+/// Sentences of a chunk with their vectors (vectors empty without a model).
+type ChunkSentences = Rc<Vec<(String, Vec<f32>)>>;
+
+/// Answers questions over one [`Searcher`].
+pub struct Answerer<'a> {
+    searcher: &'a Searcher,
+    options: AskOptions,
+    analyzer: Analyzer,
+    sentences: RefCell<HashMap<u32, ChunkSentences>>,
+}
+
+impl std::fmt::Debug for Answerer<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Answerer").field("options", &self.options).finish_non_exhaustive()
+    }
+}
+
+/// Sources of one question and how relevant they are.
+struct Retrieval {
+    sources: Vec<Source>,
+    relevance: f32,
+}
+
+impl<'a> Answerer<'a> {
+    /// An answerer over `searcher`.
+    pub fn new(searcher: &'a Searcher, options: AskOptions) -> Self {
+        Self { searcher, options, analyzer: Analyzer::new(), sentences: RefCell::default() }
+    }
+
+    /// The options.
+    pub fn options(&self) -> &AskOptions {
+        &self.options
+    }
+
+    /// An extractive answer: the sources' sentences closest to `question`, cited.
+    ///
+    /// # Errors
+    /// [`Error::Query`] for a question without searchable words; model errors.
+    pub fn extractive(&self, question: &str) -> Result<Answer> {
+        let retrieval = self.retrieve(question, &self.options.search)?;
+        if retrieval.relevance < self.options.min_relevance {
+            return Ok(refusal(retrieval, Vec::new()));
+        }
+        self.extract(question, retrieval, Vec::new())
+    }
+
+    /// An answer written by `llm` from the sources, checked and cited. With `on_token`, the
+    /// first reply is streamed to it.
+    ///
+    /// When every model fails transiently, or replies against the protocol, the answer is
+    /// extractive and says why in a [`WarningKind::LlmFailed`] warning.
+    ///
+    /// # Errors
+    /// [`Error::LlmRejected`] (a bad key or model: retrying elsewhere cannot help); as
+    /// [`Answerer::extractive`].
+    pub async fn ask<T: Transport>(
+        &self,
+        llm: &LlmClient<T>,
+        question: &str,
+        on_token: Option<&mut dyn FnMut(&str)>,
+    ) -> Result<Answer> {
+        let mut warnings = Vec::new();
+        let mut search = self.options.search.clone();
+        let mut keywords = None;
+        if self.options.llm_keywords {
+            let (ids, names) = self.choose_keywords(llm, question, &mut warnings).await?;
+            search.graph_keywords = Some(ids);
+            keywords = Some(names);
+        }
+        let retrieval = self.retrieve(question, &search)?;
+        if retrieval.relevance < self.options.min_relevance {
+            let mut answer = refusal(retrieval, warnings);
+            answer.keywords = keywords;
+            return Ok(answer);
+        }
+        let messages = prompt::answer_messages(question, &retrieval.sources, false);
+        let temperature = llm.config().temperature;
+        let first = match llm.chat(&messages, temperature, on_token).await {
+            Ok(reply) => reply,
+            Err(error @ Error::LlmRejected { .. }) => return Err(error),
+            Err(error) => {
+                warnings.push(Warning::new(
+                    WarningKind::LlmFailed,
+                    format!("{error}; answered extractively instead"),
+                ));
+                return self.extract(question, retrieval, warnings);
+            }
+        };
+        let mut answer = self.written(first, &retrieval, warnings.clone())?;
+        if answer.mode == AnswerMode::Llm && self.poorly_supported(&answer) {
+            let messages = prompt::answer_messages(question, &retrieval.sources, true);
+            if let Ok(second) = llm.chat(&messages, 0.0, None).await {
+                warnings.push(Warning::new(
+                    WarningKind::Retried,
+                    format!(
+                        "the first reply was poorly supported (confidence {:.2}); this is the \
+                         reply to a stricter prompt at temperature 0",
+                        answer.confidence
+                    ),
+                ));
+                answer = self.written(second, &retrieval, warnings)?;
+            }
+        }
+        answer.keywords = keywords;
+        Ok(answer)
+    }
+
+    /// Whether any sentence of `answer` is supported below the threshold.
+    fn poorly_supported(&self, answer: &Answer) -> bool {
+        answer.sentences.iter().any(|s| s.support < self.options.min_support)
+    }
+
+    /// Asks `llm` which local keyword candidates matter; the chosen keyword indices and names.
+    /// A reply without usable JSON, or an LLM failure other than a rejection, falls back to
+    /// the candidates the question matches lexically.
+    async fn choose_keywords<T: Transport>(
+        &self,
+        llm: &LlmClient<T>,
+        question: &str,
+        warnings: &mut Vec<Warning>,
+    ) -> Result<(Vec<u32>, Vec<String>)> {
+        let candidates =
+            self.searcher.keyword_candidates(question, self.options.keyword_candidates)?;
+        if candidates.is_empty() {
+            return Ok((Vec::new(), Vec::new()));
+        }
+        let names: Vec<String> = candidates.iter().map(|c| c.display.clone()).collect();
+        let messages = prompt::keyword_messages(question, &names);
+        let chosen = match llm.chat(&messages, 0.0, None).await {
+            Ok(reply) => prompt::parse_keywords(&reply.text, &names)
+                .ok_or_else(|| "the LLM's keyword reply is not the JSON asked for".to_owned()),
+            Err(error @ Error::LlmRejected { .. }) => return Err(error),
+            Err(error) => Err(error.to_string()),
+        };
+        let chosen = chosen.unwrap_or_else(|problem| {
+            warnings.push(Warning::new(
+                WarningKind::Keywords,
+                format!("{problem}; using the keywords the question matches"),
+            ));
+            (0..candidates.len()).filter(|&i| candidates[i].lexical).collect()
+        });
+        let ids = chosen.iter().map(|&i| candidates[i].keyword).collect();
+        Ok((ids, chosen.into_iter().map(|i| names[i].clone()).collect()))
+    }
+
+    /// The question's sources within the token budget, and their relevance.
+    fn retrieve(&self, question: &str, search: &SearchOptions) -> Result<Retrieval> {
+        let search = SearchOptions { explain: true, ..search.clone() };
+        let hits = self.searcher.search(question, &search)?;
+        let terms: Vec<String> = {
+            let mut t = self.analyzer.terms(question);
+            t.sort_unstable();
+            t.dedup();
+            t
+        };
+        let relevance = hits.iter().map(|hit| hit_relevance(hit, &terms)).fold(0.0, f32::max);
+        let question_tokens = prompt::estimate_tokens(question) + 200;
+        let mut budget = self.options.context_tokens.saturating_sub(question_tokens);
+        let mut sources = Vec::new();
+        for hit in hits {
+            let mut source = Source {
+                marker: format!("S{}", sources.len() + 1),
+                chunk: hit.chunk,
+                chunk_id: hit.chunk_id,
+                document: hit.document,
+                title: hit.title,
+                page: hit.page,
+                section: hit.section,
+                score: hit.score,
+                text: hit.text,
+            };
+            let cost = prompt::estimate_tokens(&prompt::source_block(&source));
+            if cost > budget {
+                if sources.is_empty() {
+                    // A chunk larger than the whole budget is cut rather than dropped.
+                    let keep = budget.saturating_mul(4).saturating_sub(200);
+                    source.text = source.text.chars().take(keep).collect();
+                    sources.push(source);
+                }
+                break;
+            }
+            budget -= cost;
+            sources.push(source);
+        }
+        Ok(Retrieval { sources, relevance })
+    }
+
+    /// Checks an LLM reply against the sources.
+    fn written(
+        &self,
+        reply: crate::llm::Completion,
+        retrieval: &Retrieval,
+        mut warnings: Vec<Warning>,
+    ) -> Result<Answer> {
+        for failure in &reply.failed {
+            warnings.push(Warning::new(WarningKind::LlmFailed, format!("{failure}; next model")));
+        }
+        if verify::is_refusal(&reply.text) {
+            let mut answer = refusal(
+                Retrieval { sources: retrieval.sources.clone(), relevance: retrieval.relevance },
+                warnings,
+            );
+            answer.model = Some(reply.model);
+            return Ok(answer);
+        }
+        let checked = verify::check(self, &reply.text, &retrieval.sources)?;
+        warnings.extend(checked.warnings);
+        let support = mean(checked.sentences.iter().map(|s| s.support));
+        Ok(Answer {
+            answer: reply.text.trim().to_owned(),
+            mode: AnswerMode::Llm,
+            model: Some(reply.model),
+            citations: checked.citations,
+            sources: retrieval.sources.clone(),
+            sentences: checked.sentences,
+            warnings,
+            relevance: retrieval.relevance,
+            confidence: (retrieval.relevance * support).sqrt(),
+            keywords: None,
+        })
+    }
+
+    /// Sentences of chunk `chunk`, with vectors when a model is loaded (cached).
+    fn chunk_sentences(&self, chunk: u32, text: &str) -> Result<ChunkSentences> {
+        if let Some(found) = self.sentences.borrow().get(&chunk) {
+            return Ok(Rc::clone(found));
+        }
+        let sentences: Vec<String> =
+            crate::text::sentences(text).into_iter().map(|r| text[r].to_owned()).collect();
+        let vectors = match self.embedder() {
+            Some(embedder) => {
+                let refs: Vec<&str> = sentences.iter().map(String::as_str).collect();
+                embedder.embed_documents(&refs)?
+            }
+            None => vec![Vec::new(); sentences.len()],
+        };
+        let entry: ChunkSentences = Rc::new(sentences.into_iter().zip(vectors).collect());
+        let mut cache = self.sentences.borrow_mut();
+        if cache.len() >= SENTENCE_CACHE {
+            cache.clear();
+        }
+        cache.insert(chunk, Rc::clone(&entry));
+        Ok(entry)
+    }
+
+    fn embedder(&self) -> Option<&dyn Embed> {
+        self.searcher.embedder()
+    }
+}
+
+/// A hit's relevance: its dense cosine similarity or its share of the question's terms.
+fn hit_relevance(hit: &Hit, terms: &[String]) -> f32 {
+    let Some(explain) = &hit.explain else {
+        return 0.0;
+    };
+    let dense = explain.dense.map_or(0.0, |d| d.score);
+    let coverage = if terms.is_empty() {
+        0.0
+    } else {
+        let found = terms.iter().filter(|t| explain.terms.iter().any(|m| &m.term == *t)).count();
+        found as f32 / terms.len() as f32
+    };
+    dense.max(coverage).clamp(0.0, 1.0)
+}
+
+/// The refusal, with the sources that were found (none cited).
+fn refusal(retrieval: Retrieval, warnings: Vec<Warning>) -> Answer {
+    Answer {
+        answer: REFUSAL.to_owned(),
+        mode: AnswerMode::Refused,
+        model: None,
+        citations: Vec::new(),
+        sources: retrieval.sources,
+        sentences: Vec::new(),
+        warnings,
+        relevance: retrieval.relevance,
+        confidence: 0.0,
+        keywords: None,
+    }
+}
+
+fn mean(values: impl Iterator<Item = f32>) -> f32 {
+    let (sum, n) = values.fold((0.0, 0u32), |(s, n), v| (s + v, n + 1));
+    if n == 0 { 0.0 } else { sum / n as f32 }
+}
+
+/// Cosine similarity of two L2-normalised vectors (0 when either is missing).
+fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    if a.len() != b.len() || a.is_empty() {
+        return 0.0;
+    }
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}

@@ -1,0 +1,272 @@
+//! Checking an LLM reply against its sources: citations, support, warnings.
+
+use super::{Answerer, Citation, Sentence, Source, Warning, WarningKind, cosine};
+use crate::Result;
+use crate::llm::prompt::REFUSAL;
+
+/// What checking a reply found.
+pub(super) struct Checked {
+    pub(super) sentences: Vec<Sentence>,
+    pub(super) citations: Vec<Citation>,
+    pub(super) warnings: Vec<Warning>,
+}
+
+/// Whether a reply is the refusal sentence (give or take quotes, case and spacing).
+pub(super) fn is_refusal(reply: &str) -> bool {
+    let normal = |s: &str| {
+        s.chars()
+            .filter(|c| c.is_alphanumeric() || c.is_whitespace())
+            .collect::<String>()
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .to_lowercase()
+    };
+    normal(reply) == normal(REFUSAL)
+}
+
+/// Citation groups in `text`: each `[S1]`, `[S1, S3]` or `[S2; S4]`, as its byte range and
+/// the source numbers it names.
+fn marker_groups(text: &str) -> Vec<(std::ops::Range<usize>, Vec<u32>)> {
+    let mut groups = Vec::new();
+    let mut from = 0;
+    while let Some(open) = text[from..].find('[').map(|i| from + i) {
+        let Some(close) = text[open..].find(']').map(|i| open + i) else {
+            break;
+        };
+        let numbers: Option<Vec<u32>> = text[open + 1..close]
+            .split([',', ';'])
+            .map(|part| {
+                let part = part.trim();
+                let digits = part.strip_prefix('S').or_else(|| part.strip_prefix('s'))?;
+                digits.parse().ok()
+            })
+            .collect();
+        match numbers {
+            Some(numbers) if !numbers.is_empty() => {
+                groups.push((open..close + 1, numbers));
+                from = close + 1;
+            }
+            _ => from = open + 1,
+        }
+    }
+    groups
+}
+
+/// `text` without citation markers, spaces tidied (`Paris [S1].` → `Paris.`).
+pub(super) fn strip_markers(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for (range, _) in marker_groups(text) {
+        out.push_str(&text[at..range.start]);
+        at = range.end;
+    }
+    out.push_str(&text[at..]);
+    let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    [" .", " ,", " ;", " :", " !", " ?"].iter().fold(flat, |s, p| s.replace(p, &p[1..]))
+}
+
+/// Checks `reply` against `sources`.
+pub(super) fn check(answerer: &Answerer<'_>, reply: &str, sources: &[Source]) -> Result<Checked> {
+    let sentences = split(reply);
+    let mut warnings = Vec::new();
+    let mut citations: Vec<Citation> = Vec::new();
+    let mut cited = vec![false; sources.len()];
+    let mut per_sentence: Vec<(String, Vec<usize>)> = Vec::new();
+    for (n, (text, numbers)) in sentences.iter().enumerate() {
+        let mut known = Vec::new();
+        for &number in numbers {
+            match number.checked_sub(1).map(|i| i as usize).filter(|&i| i < sources.len()) {
+                Some(i) => {
+                    cited[i] = true;
+                    if !known.contains(&i) {
+                        known.push(i);
+                    }
+                    let source = &sources[i];
+                    if !citations.iter().any(|c| c.marker == source.marker) {
+                        citations.push(Citation {
+                            marker: source.marker.clone(),
+                            chunk_id: source.chunk_id.clone(),
+                            document: source.document.clone(),
+                            page: source.page,
+                        });
+                    }
+                }
+                None => warnings.push(Warning::new(
+                    WarningKind::UnknownSource,
+                    format!("sentence {} cites S{number}, which is not a source", n + 1),
+                )),
+            }
+        }
+        let claim = strip_markers(text);
+        if known.is_empty() && claim.split_whitespace().count() >= 3 {
+            warnings.push(Warning::new(
+                WarningKind::UncitedSentence,
+                format!("sentence {} cites no source: {claim:?}", n + 1),
+            ));
+        }
+        for number in unsupported_numbers(&claim, &known, sources) {
+            warnings.push(Warning::new(
+                WarningKind::UnsupportedNumber,
+                format!("sentence {}: {number} appears in none of its sources", n + 1),
+            ));
+        }
+        per_sentence.push((claim, known));
+    }
+    let supports = support(answerer, &per_sentence, sources)?;
+    let mut out = Vec::new();
+    for (n, ((text, _), support)) in sentences.iter().zip(supports).enumerate() {
+        let cites: Vec<String> =
+            per_sentence[n].1.iter().map(|&i| sources[i].marker.clone()).collect();
+        if !cites.is_empty() && support < answerer.options.min_support {
+            warnings.push(Warning::new(
+                WarningKind::LowSupport,
+                format!("sentence {} is weakly supported by its sources ({support:.2})", n + 1),
+            ));
+        }
+        out.push(Sentence { text: text.clone(), cites, support });
+    }
+    let unused: Vec<&str> =
+        sources.iter().zip(&cited).filter(|(_, c)| !**c).map(|(s, _)| s.marker.as_str()).collect();
+    if !unused.is_empty() {
+        warnings.push(Warning::new(
+            WarningKind::UnusedSources,
+            format!("not cited: {}", unused.join(", ")),
+        ));
+    }
+    Ok(Checked { sentences: out, citations, warnings })
+}
+
+/// The reply's sentences with the source numbers each cites. Markers opening a sentence
+/// (`Paris. [S1] It …`, where the sentence boundary falls before the marker) belong to the
+/// sentence before.
+fn split(reply: &str) -> Vec<(String, Vec<u32>)> {
+    let mut out: Vec<(String, Vec<u32>)> = Vec::new();
+    for range in crate::text::sentences(reply) {
+        let mut text = &reply[range];
+        let mut numbers = Vec::new();
+        if let Some(last) = out.last_mut() {
+            let mut lead = 0;
+            for (group, names) in marker_groups(text) {
+                if !text[lead..group.start].trim().is_empty() {
+                    break;
+                }
+                lead = group.end;
+                last.1.extend(names);
+            }
+            if lead > 0 {
+                last.0.push(' ');
+                last.0.push_str(&text[..lead]);
+                text = text[lead..].trim_start();
+            }
+        }
+        numbers.extend(marker_groups(text).into_iter().flat_map(|(_, n)| n));
+        if strip_markers(text).chars().any(char::is_alphanumeric) {
+            out.push((text.to_owned(), numbers));
+        } else if let Some(last) = out.last_mut() {
+            last.1.extend(numbers);
+        }
+    }
+    out
+}
+
+/// Numbers in `claim` found in no cited source (in no source at all when none is cited).
+fn unsupported_numbers(claim: &str, cited: &[usize], sources: &[Source]) -> Vec<String> {
+    let scope: Vec<String> = if cited.is_empty() {
+        sources.iter().map(|s| s.text.replace(',', "")).collect()
+    } else {
+        cited.iter().map(|&i| sources[i].text.replace(',', "")).collect()
+    };
+    let mut missing: Vec<String> = Vec::new();
+    for (_, word) in crate::text::words(claim) {
+        if !word.chars().any(|c| c.is_ascii_digit()) {
+            continue;
+        }
+        let plain = word.replace(',', "");
+        if !scope.iter().any(|text| contains_number(text, &plain)) && !missing.contains(&plain) {
+            missing.push(plain);
+        }
+    }
+    missing
+}
+
+/// Whether `number` occurs in `text` not as part of a longer number (`50` is not in `1500`).
+fn contains_number(text: &str, number: &str) -> bool {
+    text.match_indices(number).any(|(i, _)| {
+        let before = text[..i].chars().next_back();
+        let after = text[i + number.len()..].chars().next();
+        !before.is_some_and(|c| c.is_ascii_digit()) && !after.is_some_and(|c| c.is_ascii_digit())
+    })
+}
+
+/// Support of each claim by the sources it cites (0 without citations).
+fn support(
+    answerer: &Answerer<'_>,
+    claims: &[(String, Vec<usize>)],
+    sources: &[Source],
+) -> Result<Vec<f32>> {
+    let Some(embedder) = answerer.embedder() else {
+        let terms = |text: &str| answerer.analyzer.terms(text);
+        return Ok(claims
+            .iter()
+            .map(|(claim, cited)| {
+                let wanted = terms(claim);
+                if cited.is_empty() || wanted.is_empty() {
+                    return if cited.is_empty() { 0.0 } else { 1.0 };
+                }
+                let have: Vec<String> =
+                    cited.iter().flat_map(|&i| terms(&sources[i].text)).collect();
+                let found = wanted.iter().filter(|t| have.contains(t)).count();
+                found as f32 / wanted.len() as f32
+            })
+            .collect());
+    };
+    let texts: Vec<&str> = claims.iter().map(|(claim, _)| claim.as_str()).collect();
+    let vectors = embedder.embed_documents(&texts)?;
+    let mut out = Vec::with_capacity(claims.len());
+    for ((_, cited), vector) in claims.iter().zip(&vectors) {
+        let mut best: f32 = 0.0;
+        for &i in cited {
+            let sentences = answerer.chunk_sentences(sources[i].chunk, &sources[i].text)?;
+            for (_, sentence) in sentences.iter() {
+                best = best.max(cosine(vector, sentence));
+            }
+        }
+        out.push(best.clamp(0.0, 1.0));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markers_are_found_in_their_usual_spellings() {
+        let text = "A [S1]. B [S2, S3] and [s4; S5]. Not [1] nor [Sx] nor [S].";
+        let groups: Vec<Vec<u32>> = marker_groups(text).into_iter().map(|(_, n)| n).collect();
+        assert_eq!(groups, [vec![1], vec![2, 3], vec![4, 5]]);
+        assert_eq!(strip_markers(text), "A. B and. Not [1] nor [Sx] nor [S].");
+    }
+
+    #[test]
+    fn trailing_markers_join_their_sentence() {
+        let got = split("Watt improved it in 1781. [S1] Steam drove pumps [S2]. [S3]");
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[0], ("Watt improved it in 1781. [S1]".to_owned(), vec![1]));
+        assert_eq!(got[1], ("Steam drove pumps [S2]. [S3]".to_owned(), vec![2, 3]));
+    }
+
+    #[test]
+    fn refusals_are_recognised_loosely() {
+        assert!(is_refusal(&format!("\"{}\"", REFUSAL.to_uppercase())));
+        assert!(!is_refusal("The sources do not contain the answer, but Paris is likely."));
+    }
+
+    #[test]
+    fn numbers_match_whole_and_ignore_thousands_separators() {
+        assert!(contains_number("in 1,500 cases".replace(',', "").as_str(), "1500"));
+        assert!(!contains_number("in 1500 cases", "50"));
+        assert!(contains_number("Super Bowl 50.", "50"));
+    }
+}

@@ -1,0 +1,81 @@
+//! Server-sent events, as chat-completions streams use them: `data:` lines, events separated
+//! by a blank line, fed in pieces that may split lines (and UTF-8 characters) anywhere.
+
+/// Turns body pieces into event payloads.
+#[derive(Debug, Default)]
+pub struct SseDecoder {
+    /// Bytes after the last complete line.
+    pending: Vec<u8>,
+    /// `data:` lines of the event being read.
+    data: Vec<String>,
+}
+
+impl SseDecoder {
+    /// A decoder at the start of a stream.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Feeds `bytes` and returns the payloads of the events they complete.
+    pub fn feed(&mut self, bytes: &[u8]) -> Vec<String> {
+        self.pending.extend_from_slice(bytes);
+        let mut events = Vec::new();
+        while let Some(end) = self.pending.iter().position(|&b| b == b'\n') {
+            let line: Vec<u8> = self.pending.drain(..=end).collect();
+            let line = String::from_utf8_lossy(&line);
+            self.line(line.trim_end_matches(['\n', '\r']), &mut events);
+        }
+        events
+    }
+
+    /// Ends the stream: the payload of a last event not followed by a blank line.
+    pub fn finish(&mut self) -> Vec<String> {
+        let rest = std::mem::take(&mut self.pending);
+        let mut events = Vec::new();
+        let rest = String::from_utf8_lossy(&rest);
+        if !rest.trim().is_empty() {
+            self.line(rest.trim_end_matches(['\n', '\r']), &mut events);
+        }
+        self.line("", &mut events);
+        events
+    }
+
+    fn line(&mut self, line: &str, events: &mut Vec<String>) {
+        if line.is_empty() {
+            if !self.data.is_empty() {
+                events.push(self.data.join("\n"));
+                self.data.clear();
+            }
+        } else if let Some(value) = line.strip_prefix("data:") {
+            self.data.push(value.strip_prefix(' ').unwrap_or(value).to_owned());
+        }
+        // Comments (`: keep-alive`) and the `event:`, `id:`, `retry:` fields carry nothing
+        // chat completions need.
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_split_anywhere_come_out_whole() {
+        let stream = "data: {\"a\":1}\n\n: keep-alive\n\ndata: h\u{e9}llo\r\n\r\ndata: [DONE]\n\n";
+        for split in 0..stream.len() {
+            let mut decoder = SseDecoder::new();
+            let (head, tail) = stream.as_bytes().split_at(split);
+            let mut events = decoder.feed(head);
+            events.extend(decoder.feed(tail));
+            events.extend(decoder.finish());
+            assert_eq!(events, ["{\"a\":1}", "h\u{e9}llo", "[DONE]"], "split at {split}");
+        }
+    }
+
+    #[test]
+    fn multi_line_data_and_a_missing_final_blank_line() {
+        let mut decoder = SseDecoder::new();
+        let mut events = decoder.feed(b"event: x\ndata: one\ndata:two\n\ndata: last");
+        events.extend(decoder.finish());
+        assert_eq!(events, ["one\ntwo", "last"]);
+    }
+}

@@ -1,0 +1,122 @@
+//! Answers over a real document with the real embedding model: support scores separate a
+//! faithful sentence from an invented one, and relevance refuses an off-topic question.
+
+use std::cell::RefCell;
+use std::time::Duration;
+
+use edgerag_core::answer::{AnswerMode, Answerer, AskOptions, WarningKind};
+use edgerag_core::llm::{
+    HttpRequest, HttpResponse, LlmClient, LlmConfig, ResponseBody, Transport, TransportError,
+};
+use edgerag_core::{BuildOptions, BundleBuilder, Searcher, load};
+
+use crate::common::fixture;
+use crate::embed::minilm_boxed;
+
+/// A provider replying with the given chat contents in turn, recording each request body.
+struct Scripted {
+    replies: RefCell<Vec<String>>,
+    requests: RefCell<Vec<serde_json::Value>>,
+}
+
+struct Body(Option<Vec<u8>>);
+
+impl ResponseBody for Body {
+    async fn chunk(&mut self) -> Result<Option<Vec<u8>>, TransportError> {
+        Ok(self.0.take())
+    }
+}
+
+impl Transport for &Scripted {
+    type Body = Body;
+    async fn post(&self, request: HttpRequest) -> Result<HttpResponse<Body>, TransportError> {
+        self.requests.borrow_mut().push(serde_json::from_str(&request.body).unwrap());
+        let content = self.replies.borrow_mut().remove(0);
+        let reply = serde_json::json!({"choices": [{"message": {"content": content}}]});
+        Ok(HttpResponse {
+            status: 200,
+            retry_after: None,
+            body: Body(Some(reply.to_string().into_bytes())),
+        })
+    }
+    async fn sleep(&self, _: Duration) {}
+}
+
+fn scripted(replies: &[&str]) -> Scripted {
+    Scripted {
+        replies: RefCell::new(replies.iter().map(|r| (*r).to_owned()).collect()),
+        requests: RefCell::default(),
+    }
+}
+
+/// Runs a future that never waits (the scripted provider answers at once).
+fn run<F: std::future::Future>(future: F) -> F::Output {
+    let mut future = std::pin::pin!(future);
+    let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+    match future.as_mut().poll(&mut context) {
+        std::task::Poll::Ready(output) => output,
+        std::task::Poll::Pending => panic!("a scripted exchange never waits"),
+    }
+}
+
+fn searcher() -> Searcher {
+    let options = BuildOptions { corpus: "normans".into(), created: 1, ..Default::default() };
+    let mut builder = BundleBuilder::new(options).unwrap();
+    builder.embed_with(minilm_boxed());
+    builder.add(load("normans.md", &fixture("normans.md")).unwrap());
+    let bundle = builder.finish(&mut |_| {}).unwrap();
+    Searcher::new(bundle).with_embedder(minilm_boxed()).unwrap()
+}
+
+const QUESTION: &str = "Where did the Norse raiders who became the Normans come from?";
+
+#[test]
+fn support_tells_a_faithful_sentence_from_an_invented_one() {
+    let searcher = searcher();
+    assert!(searcher.embedder().is_some_and(|e| e.spec().dimension == 384));
+    let answerer = Answerer::new(&searcher, AskOptions::default());
+    // Where the retrieval puts the chunk that holds the answer.
+    let offline = answerer.extractive(QUESTION).unwrap();
+    let source = offline.sources.iter().find(|s| s.text.contains("Denmark, Iceland and Norway"));
+    let marker = &source.expect("the answer's chunk is retrieved").marker;
+
+    let faithful =
+        format!("The Normans descended from raiders from Denmark, Iceland and Norway [{marker}].");
+    let invented =
+        format!("The Normans were led by Napoleon Bonaparte to conquer Egypt [{marker}].");
+    let provider = scripted(&[&invented, &faithful]);
+    let client = LlmClient::new(LlmConfig::default(), &provider).unwrap();
+    let answer = run(answerer.ask(&client, QUESTION, None)).unwrap();
+
+    // The invented reply drew a stricter retry at temperature 0; the faithful one stands.
+    let requests = provider.requests.borrow();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(requests[1]["temperature"], 0.0);
+    assert_eq!(answer.mode, AnswerMode::Llm);
+    assert_eq!(answer.answer, faithful);
+    assert!(answer.warnings.iter().any(|w| w.kind == WarningKind::Retried));
+    let support = answer.sentences[0].support;
+    assert!(support >= 0.5, "faithful support {support}");
+    assert_eq!(answer.citations[0].marker, *marker);
+
+    // The same invented sentence, when no retry is left to make, keeps its low score.
+    let provider = scripted(&[&invented, &invented]);
+    let client = LlmClient::new(LlmConfig::default(), &provider).unwrap();
+    let answer = run(answerer.ask(&client, QUESTION, None)).unwrap();
+    let low = answer.sentences[0].support;
+    assert!(low < 0.5 && low + 0.2 < support, "invented {low} vs faithful {support}");
+    assert!(answer.warnings.iter().any(|w| w.kind == WarningKind::LowSupport));
+    assert!(answer.confidence < 0.6, "{}", answer.confidence);
+}
+
+#[test]
+fn off_topic_questions_are_refused_and_on_topic_ones_answered_offline() {
+    let searcher = searcher();
+    let answerer = Answerer::new(&searcher, AskOptions::default());
+    let refused = answerer.extractive("What is the boiling point of liquid nitrogen?").unwrap();
+    assert_eq!(refused.mode, AnswerMode::Refused, "relevance {}", refused.relevance);
+    let answered = answerer.extractive(QUESTION).unwrap();
+    assert_eq!(answered.mode, AnswerMode::Extractive);
+    assert!(answered.relevance > refused.relevance + 0.2);
+    assert!(answered.answer.contains("Denmark, Iceland and Norway"), "{}", answered.answer);
+}
