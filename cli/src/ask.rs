@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
-use edgerag_core::answer::{Answer, AnswerMode, Answerer, AskOptions};
+use edgerag_core::answer::{Answer, AnswerMode, Answerer, AskOptions, WarningKind};
 use edgerag_core::{Mode, SearchOptions};
 
 use crate::embedding::{self, ModelArgs};
@@ -122,32 +122,18 @@ pub(crate) fn run(args: Args) -> Result<()> {
 /// The answer, its sources and its warnings. After a streamed reply, the answer is printed
 /// again only if it changed (a stricter retry, or an extractive fallback).
 fn print_answer(answer: &Answer, streamed: bool) {
-    if streamed {
-        output::line("");
-    }
-    let retried = answer.mode != AnswerMode::Llm
-        || answer
-            .warnings
-            .iter()
-            .any(|w| matches!(w.kind, edgerag_core::answer::WarningKind::Retried));
-    if !streamed || retried {
-        if streamed {
-            output::line("");
-        }
-        output::line(&answer.answer);
+    let replaced = answer.mode == AnswerMode::Extractive
+        || answer.warnings.iter().any(|w| w.kind == WarningKind::Retried);
+    match (streamed, replaced) {
+        (false, _) => output::line(&answer.answer),
+        // End the streamed line.
+        (true, false) => output::line(""),
+        (true, true) => output::line(&format!("\n\n{}", answer.answer)),
     }
     output::line("");
     let cited: Vec<&str> = answer.citations.iter().map(|c| c.marker.as_str()).collect();
     for source in &answer.sources {
-        let mut place = source.title.clone();
-        let section: Vec<&String> = source.section.iter().filter(|h| **h != source.title).collect();
-        if !section.is_empty() {
-            let path: Vec<&str> = section.iter().map(|h| h.as_str()).collect();
-            place = format!("{place} › {}", path.join(" › "));
-        }
-        if let Some(page) = source.page {
-            place = format!("{place} (p. {page})");
-        }
+        let place = output::place(&source.title, &source.section, source.page);
         let mark = if cited.contains(&source.marker.as_str()) { "*" } else { " " };
         output::line(&format!("{mark}[{}] {place}  [{}]", source.marker, source.document));
     }

@@ -79,18 +79,7 @@ pub(crate) fn run(args: Args) -> Result<()> {
 }
 
 fn print_hit(hit: &Hit) {
-    let mut place = hit.title.clone();
-    // A top-level heading that repeats the title adds nothing to the path.
-    let section = match hit.section.split_first() {
-        Some((first, rest)) if *first == hit.title => rest,
-        _ => &hit.section[..],
-    };
-    if !section.is_empty() {
-        place = format!("{place} › {}", section.join(" › "));
-    }
-    if let Some(page) = hit.page {
-        place = format!("{place} (p. {page})");
-    }
+    let place = output::place(&hit.title, &hit.section, hit.page);
     output::line(&format!("{:>2}. {:.4}  {place}  [{}]", hit.rank, hit.score, hit.document));
     output::line(&format!("    {}", snippet(&hit.text, 300)));
     if let Some(e) = &hit.explain {
