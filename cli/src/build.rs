@@ -7,7 +7,8 @@ use anyhow::{Context, Result, bail};
 use edgerag_core::bundle::{Progress, Stage};
 use edgerag_core::chunk::ChunkConfig;
 use edgerag_core::index::dense::Quantization;
-use edgerag_core::{BuildOptions, Bundle, BundleBuilder, DocKind, Document};
+use edgerag_core::request::BuildRequest;
+use edgerag_core::{Bundle, BundleBuilder, DocKind, Document};
 use indicatif::ProgressBar;
 use serde::Serialize;
 
@@ -92,31 +93,24 @@ impl Settings {
     /// A bundle builder for a corpus called `corpus`: with the embedding model (chunks sized
     /// in its tokens) unless `--no-embed`, else chunks sized in characters.
     pub(crate) fn builder(&self, corpus: String, quiet: bool) -> Result<BundleBuilder> {
-        let embedder = if self.no_embed { None } else { Some(self.model.load(quiet)?) };
-        let defaults =
-            if embedder.is_some() { ChunkConfig::tokens() } else { ChunkConfig::chars() };
-        let mut options = BuildOptions {
-            corpus,
-            created: self.created.or_else(source_date_epoch).unwrap_or_else(now),
-            chunk: ChunkConfig {
-                target: self.chunk_target.unwrap_or(defaults.target),
-                max: self.chunk_max.unwrap_or(defaults.max),
-                min: self.chunk_min.unwrap_or(defaults.min),
-                overlap: self.chunk_overlap,
-            },
-            ..BuildOptions::default()
+        let request = BuildRequest {
+            name: Some(corpus),
+            created: self.created.or_else(source_date_epoch),
+            embed: Some(!self.no_embed),
+            chunk_target: self.chunk_target,
+            chunk_max: self.chunk_max,
+            chunk_min: self.chunk_min,
+            chunk_overlap: Some(self.chunk_overlap),
+            max_df: Some(self.max_df),
+            keep: self.keep.clone(),
+            keyword_similarity: Some(self.keyword_similarity),
+            vectors: Some(self.vectors),
         };
-        options.dense.quantization = self.vectors;
-        options.keywords.max_df = self.max_df;
-        options.keywords.keep.clone_from(&self.keep);
-        options.graph.semantic_threshold =
-            (self.keyword_similarity != 0.0).then_some(self.keyword_similarity);
-        let Some(embedder) = embedder else {
-            return Ok(BundleBuilder::new(options)?);
-        };
-        let mut builder = BundleBuilder::with_sizer(options, Box::new(embedder.token_sizer()))?;
-        builder.embed_with(Box::new(embedder));
-        Ok(builder)
+        if !request.embeds(true) {
+            return Ok(BundleBuilder::new(request.options(false, now()))?);
+        }
+        let embedder = std::rc::Rc::new(self.model.load(quiet)?);
+        Ok(BundleBuilder::with_model(request.options(true, now()), embedder)?)
     }
 }
 

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use anyhow::Result;
-use edgerag_core::bundle::{Manifest, PartSizes};
+use edgerag_core::bundle::Inspection;
 use serde::Serialize;
 
 use crate::{files, output};
@@ -22,54 +22,24 @@ pub(crate) struct Args {
 struct Report<'a> {
     bundle: String,
     bytes: u64,
-    manifest: &'a Manifest,
-    part_bytes: PartSizes,
-    documents: Vec<DocumentRow<'a>>,
-}
-
-#[derive(Debug, Serialize)]
-struct DocumentRow<'a> {
-    source: &'a str,
-    title: &'a str,
-    kind: edgerag_core::DocKind,
-    pages: u32,
-    sections: usize,
-    chunks: usize,
+    #[serde(flatten)]
+    inspection: Inspection<'a>,
 }
 
 pub(crate) fn run(args: Args) -> Result<()> {
     let searcher = files::open_bundle(&args.bundle)?;
-    let bundle = searcher.bundle();
-    let mut chunks_per_doc = vec![0usize; bundle.documents.len()];
-    for chunk in &bundle.chunks {
-        chunks_per_doc[chunk.doc as usize] += 1;
-    }
     let report = Report {
         bundle: args.bundle.display().to_string(),
         bytes: std::fs::metadata(&args.bundle)?.len(),
-        manifest: &bundle.manifest,
-        part_bytes: bundle.part_sizes(),
-        documents: bundle
-            .documents
-            .iter()
-            .zip(chunks_per_doc)
-            .map(|(d, chunks)| DocumentRow {
-                source: &d.source,
-                title: &d.title,
-                kind: d.kind,
-                pages: d.pages,
-                sections: d.sections.len().saturating_sub(1),
-                chunks,
-            })
-            .collect(),
+        inspection: searcher.bundle().inspect(),
     };
     if args.json {
         return output::json(&report);
     }
-    let m = report.manifest;
+    let m = report.inspection.manifest;
     let c = m.counts;
     let p = &m.params;
-    let s = report.part_bytes;
+    let s = report.inspection.part_bytes;
     output::line(&format!("bundle      {} ({} bytes)", report.bundle, report.bytes));
     output::line(&format!("corpus      {}", m.corpus));
     output::line(&format!("format      v{} (edgerag {})", m.format_version, m.edgerag_version));
@@ -113,7 +83,7 @@ pub(crate) fn run(args: Args) -> Result<()> {
         "bytes       chunks {}, graph {}, bm25 {}, dense {}, documents {}, manifest {}",
         s.chunks, s.graph, s.bm25, s.dense, s.documents, s.manifest
     ));
-    for d in &report.documents {
+    for d in &report.inspection.documents {
         let pages = if d.pages > 0 { format!(", {} pages", d.pages) } else { String::new() };
         output::line(&format!(
             "  {:<40} {:?}, {} chunks{pages}  {}",

@@ -3,9 +3,8 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use edgerag_core::query::Filter;
+use edgerag_core::query::{Filter, SearchResults};
 use edgerag_core::{DocKind, Hit, Mode};
-use serde::Serialize;
 
 use crate::embedding::{self, ModelArgs};
 use crate::retrieval::FusionArgs;
@@ -48,13 +47,6 @@ pub(crate) struct Args {
     json: bool,
 }
 
-#[derive(Debug, Serialize)]
-struct Results<'a> {
-    query: &'a str,
-    mode: Mode,
-    results: &'a [Hit],
-}
-
 pub(crate) fn run(args: Args) -> Result<()> {
     let searcher = files::open_bundle(&args.bundle)?;
     let searcher = embedding::attach(searcher, &args.model, args.mode, args.json)?;
@@ -67,7 +59,8 @@ pub(crate) fn run(args: Args) -> Result<()> {
     };
     let hits = searcher.search(&args.query, &options).context("search")?;
     if args.json {
-        return output::json(&Results { query: &args.query, mode: options.mode, results: &hits });
+        let results = SearchResults { query: &args.query, mode: options.mode, results: hits };
+        return output::json(&results);
     }
     if hits.is_empty() {
         output::line("no results");

@@ -21,7 +21,7 @@ fn build_reports_counts_and_inspect_agrees() {
     assert_eq!(inspected["manifest"]["counts"]["chunks"], built["chunks"]);
     assert_eq!(inspected["manifest"]["corpus"], "demo");
     assert_eq!(inspected["documents"].as_array().unwrap().len(), 6);
-    let pdf = inspected["documents"].as_array().unwrap().iter().find(|d| d["kind"] == "Pdf");
+    let pdf = inspected["documents"].as_array().unwrap().iter().find(|d| d["kind"] == "pdf");
     assert_eq!(pdf.unwrap()["pages"], 17);
 }
 

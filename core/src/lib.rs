@@ -51,6 +51,7 @@ pub mod keywords;
 pub mod llm;
 pub mod load;
 pub mod query;
+pub mod request;
 pub mod text;
 
 pub use bundle::{BuildOptions, Bundle, BundleBuilder};

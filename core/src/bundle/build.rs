@@ -49,6 +49,7 @@ impl Default for BuildOptions {
 
 /// A step of [`BundleBuilder::finish`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Stage {
     /// Embedding chunks (items are chunks).
     Embed,
@@ -145,6 +146,22 @@ impl BundleBuilder {
             embedder: None,
             reusable: HashMap::new(),
         })
+    }
+
+    /// A builder that sizes chunks in the tokens of `embedder`'s model (so `options.chunk`
+    /// counts tokens, as [`ChunkConfig::tokens`]) and embeds them with it. The model stays
+    /// shared: the same one can then embed queries.
+    ///
+    /// # Errors
+    /// [`Error::Config`] if an option is out of range.
+    #[cfg(feature = "embed")]
+    pub fn with_model(
+        options: BuildOptions,
+        embedder: std::rc::Rc<crate::embed::Embedder>,
+    ) -> Result<Self> {
+        let mut builder = Self::with_sizer(options, Box::new(embedder.token_sizer()))?;
+        builder.embed_with(Box::new(embedder));
+        Ok(builder)
     }
 
     /// Embeds the chunks with `embedder`, so the bundle supports dense retrieval.

@@ -128,6 +128,22 @@ pub trait Embed {
     fn embed_query(&self, text: &str) -> Result<Vec<f32>>;
 }
 
+/// A shared embedder embeds like the one it shares, so one loaded model can serve a build and
+/// a [`Searcher`](crate::Searcher) (the browser loads the model once for both).
+impl<E: Embed + ?Sized> Embed for std::rc::Rc<E> {
+    fn spec(&self) -> EmbeddingSpec {
+        (**self).spec()
+    }
+
+    fn embed_documents(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        (**self).embed_documents(texts)
+    }
+
+    fn embed_query(&self, text: &str) -> Result<Vec<f32>> {
+        (**self).embed_query(text)
+    }
+}
+
 impl EmbeddingSpec {
     /// Checks that vectors made as `other` describes can be compared with these.
     ///
@@ -247,7 +263,60 @@ pub struct PartSizes {
     pub dense: usize,
 }
 
+/// What inspecting a bundle shows: its manifest, the size of each part, and its documents.
+/// The CLI's `inspect --json` and the browser's `inspect()` print this.
+#[derive(Debug, Clone, Serialize)]
+pub struct Inspection<'a> {
+    /// The manifest.
+    pub manifest: &'a Manifest,
+    /// Encoded size of each part.
+    pub part_bytes: PartSizes,
+    /// The documents, in bundle order.
+    pub documents: Vec<DocumentSummary<'a>>,
+}
+
+/// One document of an [`Inspection`].
+#[derive(Debug, Clone, Serialize)]
+pub struct DocumentSummary<'a> {
+    /// Source name.
+    pub source: &'a str,
+    /// Title.
+    pub title: &'a str,
+    /// Format it was loaded from.
+    pub kind: DocKind,
+    /// Page count (PDF), else 0.
+    pub pages: u32,
+    /// Number of headings.
+    pub sections: usize,
+    /// Number of chunks.
+    pub chunks: usize,
+}
+
 impl Bundle {
+    /// The manifest, part sizes and per-document counts.
+    pub fn inspect(&self) -> Inspection<'_> {
+        let mut chunks = vec![0usize; self.documents.len()];
+        for chunk in &self.chunks {
+            if let Some(count) = chunks.get_mut(chunk.doc as usize) {
+                *count += 1;
+            }
+        }
+        let documents = self
+            .documents
+            .iter()
+            .zip(chunks)
+            .map(|(d, chunks)| DocumentSummary {
+                source: &d.source,
+                title: &d.title,
+                kind: d.kind,
+                pages: d.pages,
+                sections: d.sections.len().saturating_sub(1),
+                chunks,
+            })
+            .collect();
+        Inspection { manifest: &self.manifest, part_bytes: self.part_sizes(), documents }
+    }
+
     /// Encodes the bundle: header followed by the postcard payload.
     ///
     /// # Errors

@@ -53,12 +53,21 @@ fn chars(text: &str) -> usize {
     text.chars().count()
 }
 
-/// Start of `chunk`'s own text: after the overlap it shares with `prev`.
+/// Start of `chunk`'s own text: its first unit after the overlap it shares with `prev`.
+///
+/// Overlap is whole prose sentences, so the first own unit follows a sentence: it is the next
+/// sentence of the same block (which starts at a non-blank character) or the first unit of the
+/// next block, which starts at the block's start. A code or table block keeps the indentation
+/// of its first line, so that start can be blank: skipping whitespace alone would cut the
+/// indentation off and measure a chunk shorter than any the chunker can make.
 fn own_start(doc: &Document, prev: Option<&Chunk>, chunk: &Chunk) -> usize {
     match prev {
         Some(p) if chunk.start < p.end => {
-            let rest = &doc.text[p.end as usize..];
-            p.end as usize + rest.len() - rest.trim_start().len()
+            let end = p.end as usize;
+            let rest = &doc.text[end..];
+            let non_blank = end + rest.len() - rest.trim_start().len();
+            let block = doc.blocks.iter().map(|b| b.range.start).find(|&s| s >= end);
+            block.map_or(non_blank, |b| b.min(non_blank))
         }
         _ => chunk.start as usize,
     }
@@ -192,6 +201,36 @@ fn non_additive_sizes_still_respect_max() {
     let chunks = chunk_document(&doc, 0, &config, &Surcharge);
     for chunk in &chunks {
         assert!(Surcharge.size(&chunk.text) <= config.max);
+    }
+}
+
+/// A chunk after a carried-over sentence that starts with an indented code block owns the
+/// indentation: merging the small tail of the block back must be measured from the block's
+/// first line as written (146 chars here, over `max`), not from its first non-blank character
+/// (142 chars, which would wrongly fit).
+#[test]
+fn an_indented_code_tail_is_measured_from_the_indentation() {
+    let code = "    for row in rows:\n        account = accounts[row.account_id]\n        \
+                account.total += row.amount\n        account.count += 1\n    return accounts";
+    let mut b = DocumentBuilder::new();
+    b.block(BlockKind::Paragraph, "Rows are summed per account. Here is how.", None);
+    b.block(BlockKind::Code, code, None);
+    let doc = b.finish();
+    let config = ChunkConfig { target: 100, max: 145, min: 40, overlap: 0.3 };
+    let chunks = chunk_document(&doc, 0, &config, &CharSizer);
+    let texts: Vec<&str> = chunks.iter().map(|c| c.text.as_str()).collect();
+    let (head, tail) = code.split_at(code.rfind('\n').unwrap_or(code.len()));
+    assert_eq!(
+        texts,
+        [
+            "Rows are summed per account. Here is how.",
+            &format!("Here is how.\n\n{head}"),
+            tail.trim_start_matches('\n'),
+        ]
+    );
+    assert_eq!(chars(code), 146, "head and tail together exceed max");
+    if let Err(error) = check_properties(&doc, &config, &chunks) {
+        panic!("{error}");
     }
 }
 

@@ -11,6 +11,7 @@
 
 mod search;
 mod similar;
+mod view;
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -20,6 +21,7 @@ use petgraph::visit::EdgeRef;
 use serde::{Deserialize, Serialize};
 
 pub use self::search::GraphHit;
+pub use self::view::{ChunkLabel, GraphView, ViewEdge, ViewEdgeKind, ViewNode, ViewNodeKind};
 use crate::chunk::Chunk;
 use crate::keywords::{Keyword, KeywordKind};
 use crate::{Error, Result};
@@ -536,6 +538,41 @@ mod tests {
         assert!(f.graph.similar.iter().all(|s| s.a < s.b && s.score >= 0.5 && s.score <= 1.0));
         let insufficiency = keyword_index(&f.graph, "vitamin d insuffici");
         assert!(f.graph.similar.iter().any(|s| (s.a, s.b) == (deficiency, insufficiency)));
+    }
+
+    #[test]
+    fn the_view_around_chunks_shows_their_keywords_and_where_they_lead() {
+        let f = fixture();
+        let label = |c: u32| (format!("id{c}"), format!("chunk {c}"));
+        // The SciFact sentence on vitamin D insufficiency (chunk 3).
+        let view = f.index.view(&f.graph, &[3, 3, 99], 4, label);
+        let seeds: Vec<&str> =
+            view.nodes.iter().filter(|n| n.seed).map(|n| n.id.as_str()).collect();
+        assert_eq!(seeds, ["chunk:id3"], "duplicates and unknown chunks are dropped");
+        let keywords: Vec<&ViewNode> =
+            view.nodes.iter().filter(|n| n.kind == ViewNodeKind::Keyword).collect();
+        assert!(keywords.len() <= 4 + 1, "{} keywords", keywords.len());
+        assert_eq!(keywords[0].weight, 1.0);
+        assert!(keywords.windows(2).take(3).all(|w| w[0].weight >= w[1].weight));
+        let labels: Vec<&str> = keywords.iter().map(|k| k.label.as_str()).collect();
+        assert!(labels.contains(&"vitamin D deficiency"), "{labels:?}");
+        // The other abstract on vitamin D deficiency (chunk 4) shares a keyword.
+        let other = view.nodes.iter().find(|n| n.id == "chunk:id4").expect("chunk 4 is shown");
+        assert!(!other.seed && other.label == "chunk 4");
+        let ids: Vec<&str> = view.nodes.iter().map(|n| n.id.as_str()).collect();
+        for edge in &view.edges {
+            assert!(ids.contains(&edge.source.as_str()) && ids.contains(&edge.target.as_str()));
+        }
+        let into_4: Vec<&str> = view
+            .edges
+            .iter()
+            .filter(|e| e.target == "chunk:id4")
+            .map(|e| e.source.as_str())
+            .collect();
+        let deficiency = keyword_index(&f.graph, "vitamin d defici");
+        assert_eq!(into_4, [format!("keyword:{deficiency}")]);
+        assert!(view.edges.iter().any(|e| e.kind == ViewEdgeKind::SimilarTo));
+        assert!(f.index.view(&f.graph, &[99], 4, label).nodes.is_empty());
     }
 
     fn phrase(key: &str) -> Keyword {

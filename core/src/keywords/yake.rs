@@ -39,8 +39,8 @@ pub(crate) fn word_scores(tokens: &[Token<'_>], keys: &[Option<String>]) -> Hash
         .into_iter()
         .map(|(key, c)| {
             let tf = c.tf as f32;
-            let casing = c.capitalised.max(c.acronym) as f32 / (1.0 + tf.ln());
-            let position = (3.0 + median(&c.sentences)).ln().ln();
+            let casing = c.capitalised.max(c.acronym) as f32 / (1.0 + ln(tf));
+            let position = ln(ln(3.0 + median(&c.sentences)));
             let frequency = tf / (mean + sd);
             let relatedness = 1.0 + (diversity(&c.left) + diversity(&c.right)) * tf / max_tf;
             let spread = distinct(&c.sentences) as f32 / n_sentences;
@@ -63,7 +63,14 @@ pub(crate) fn candidate_score(words: &[f32], tf: usize) -> f32 {
 /// scoring 10× worse 2/3, 100× worse 1/2 (scores of a chunk span several orders of magnitude).
 pub(crate) fn weight(score: f32, best: f32) -> f32 {
     let ratio = (score / best).max(1.0);
-    if ratio.is_finite() { 1.0 / (1.0 + ratio.log10() / 2.0) } else { f32::MIN_POSITIVE }
+    if ratio.is_finite() { 1.0 / (1.0 + libm::log10f(ratio) / 2.0) } else { f32::MIN_POSITIVE }
+}
+
+/// The natural logarithm, computed the same way on every target: the platform's `ln` may
+/// differ in the last bit (glibc natively, Rust's libm on wasm32), and keyword weights are
+/// stored in the bundle, which must come out byte-identical wherever it is built.
+fn ln(x: f32) -> f32 {
+    libm::logf(x)
 }
 
 /// Counts per word key, in key order (so sums over them are reproducible).

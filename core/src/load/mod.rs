@@ -28,6 +28,7 @@ mod text;
 
 /// The formats edgerag reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum DocKind {
     /// Plain UTF-8 text (`.txt`).
     Text,

@@ -12,7 +12,7 @@ use self::cache::Lru;
 use serde::{Deserialize, Serialize};
 
 use crate::bundle::{Bundle, Embed};
-use crate::graph::{GraphHit, GraphIndex, GraphSearch};
+use crate::graph::{GraphHit, GraphIndex, GraphSearch, GraphView};
 use crate::index::Scored;
 use crate::index::bm25::TermScore;
 use crate::index::fusion::{self, Fusion, Ranked};
@@ -107,7 +107,7 @@ pub struct SearchOptions {
 /// chunks, so a filter never empties a result list that the corpus could fill.
 /// (Graph expansion may still pass *through* other chunks to reach allowed ones.)
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct Filter {
     /// Only chunks of these documents, named by source (exact, or as a path suffix such as
     /// `normans.md`) or by id; empty means every document.
@@ -245,6 +245,18 @@ pub struct Hit {
     pub explain: Option<Explanation>,
 }
 
+/// A query with its results, as every host prints them (`edgerag search --json`, the browser,
+/// the edge worker).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SearchResults<'a> {
+    /// The query as given.
+    pub query: &'a str,
+    /// The mode it ran in.
+    pub mode: Mode,
+    /// The hits, best first.
+    pub results: Vec<Hit>,
+}
+
 /// A bundle ready to query: the bundle plus the in-memory structures built from it once.
 pub struct Searcher {
     bundle: Bundle,
@@ -299,12 +311,25 @@ impl Searcher {
     /// [`Error::NoVectors`] if the bundle has no vectors; [`Error::ModelMismatch`] if
     /// `embedder` is not the model the bundle was embedded with.
     pub fn with_embedder(mut self, embedder: Box<dyn Embed>) -> Result<Self> {
+        self.set_embedder(embedder)?;
+        Ok(self)
+    }
+
+    /// [`with_embedder`](Self::with_embedder) in place, for hosts that keep the searcher
+    /// while a model arrives later (a browser downloading it). Cached query vectors and
+    /// rankings made without the model are dropped.
+    ///
+    /// # Errors
+    /// As [`with_embedder`](Self::with_embedder); the searcher is unchanged then.
+    pub fn set_embedder(&mut self, embedder: Box<dyn Embed>) -> Result<()> {
         let Some(spec) = &self.bundle.manifest.embedding else {
             return Err(no_vectors());
         };
         spec.check_compatible(&embedder.spec())?;
         self.embedder = Some(embedder);
-        Ok(self)
+        self.query_vectors = Lru::new(CACHE_ENTRIES);
+        self.rankings = Lru::new(CACHE_ENTRIES);
+        Ok(())
     }
 
     /// Whether dense retrieval is available (the bundle has vectors and a model is loaded).
@@ -410,6 +435,36 @@ impl Searcher {
     /// The bundle being searched.
     pub fn bundle(&self) -> &Bundle {
         &self.bundle
+    }
+
+    /// The keyword graph around the chunks named by `chunk_ids` (e.g. an answer's sources),
+    /// with at most `limit` keywords: see [`GraphIndex::view`]. Chunks are labelled with
+    /// their document's title and their innermost heading or page.
+    ///
+    /// # Errors
+    /// [`Error::Query`] naming a chunk id the bundle does not have.
+    pub fn graph_view(&self, chunk_ids: &[String], limit: usize) -> Result<GraphView> {
+        let chunks = &self.bundle.chunks;
+        let mut seeds = Vec::with_capacity(chunk_ids.len());
+        for id in chunk_ids {
+            let index = chunks.iter().position(|c| &c.id == id);
+            seeds
+                .push(index.ok_or_else(|| Error::Query(format!("no chunk {id:?} in the bundle")))?
+                    as u32);
+        }
+        let label = |chunk: u32| {
+            let chunk = &chunks[chunk as usize];
+            let doc = self.bundle.document_of(chunk);
+            let label = match (doc.section_path(chunk.section).pop(), chunk.page) {
+                (_, Some(page)) => format!("{}, p. {page}", doc.title),
+                (Some(heading), None) if heading != doc.title => {
+                    format!("{} › {heading}", doc.title)
+                }
+                _ => doc.title.clone(),
+            };
+            (chunk.id.clone(), label)
+        };
+        Ok(self.graph.view(&self.bundle.graph, &seeds, limit, label))
     }
 
     /// The best `options.k` chunks for `query`.

@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 /// How a [`DenseIndex`](super::DenseIndex) stores its vectors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Quantization {
     /// Full precision: 4 bytes per dimension.
     F32,

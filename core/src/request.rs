@@ -1,0 +1,412 @@
+//! Options as hosts receive them from their callers — JavaScript objects in the browser, JSON
+//! bodies at the edge — turned into [`SearchOptions`], [`AskOptions`] and [`LlmConfig`] in one
+//! place, with the same defaults and checks everywhere.
+//!
+//! Every field is optional. Names are snake_case (`min_relevance`), and the camelCase spelling
+//! JavaScript uses (`minRelevance`) is accepted too. Unknown fields are refused, so a typo is an
+//! error rather than a silently ignored option.
+//!
+//! ```
+//! use edgerag_core::request::SearchRequest;
+//!
+//! let request: SearchRequest =
+//!     serde_json::from_str(r#"{"k": 3, "mode": "bm25", "filter": {"kinds": ["pdf"]}}"#).unwrap();
+//! let options = request.options(10).unwrap();
+//! assert_eq!((options.k, options.mode.as_str()), (3, "bm25"));
+//! assert!(serde_json::from_str::<SearchRequest>(r#"{"topK": 3}"#).is_err());
+//! ```
+
+use std::time::Duration;
+
+use serde::{Deserialize, Deserializer};
+
+use crate::BuildOptions;
+use crate::answer::AskOptions;
+use crate::chunk::ChunkConfig;
+use crate::index::dense::Quantization;
+use crate::llm::{ApiKey, GROQ_BASE_URL, LlmConfig};
+use crate::query::{Filter, Mode, SearchOptions};
+use crate::{Error, Result};
+
+/// Most results a request may ask for.
+pub const MAX_K: usize = 1000;
+
+/// What a search asks for.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SearchRequest {
+    /// Number of results (default: the host's, 10 for search).
+    pub k: Option<usize>,
+    /// Retrieval mode (default hybrid).
+    pub mode: Option<Mode>,
+    /// Whether to explain each result.
+    pub explain: bool,
+    /// Metadata restrictions (`filters` is accepted too).
+    #[serde(alias = "filters")]
+    pub filter: Filter,
+    /// Weight of the dense signal in hybrid mode.
+    #[serde(alias = "denseWeight")]
+    pub dense_weight: Option<f32>,
+    /// Weight of the graph signal in hybrid mode.
+    #[serde(alias = "graphWeight")]
+    pub graph_weight: Option<f32>,
+    /// Weight of multi-hop expansion in hybrid mode.
+    #[serde(alias = "bridgeWeight")]
+    pub bridge_weight: Option<f32>,
+}
+
+impl SearchRequest {
+    /// The search options, with `default_k` results unless `k` is given.
+    ///
+    /// # Errors
+    /// [`Error::Query`] for `k` outside `1..=MAX_K`, a negative or non-finite weight, or a
+    /// page range that starts at 0 or runs backwards.
+    pub fn options(&self, default_k: usize) -> Result<SearchOptions> {
+        let k = self.k.unwrap_or(default_k);
+        if !(1..=MAX_K).contains(&k) {
+            return Err(Error::Query(format!("k must be between 1 and {MAX_K} (got {k})")));
+        }
+        if let Some((from, to)) = self.filter.pages
+            && (from == 0 || from > to)
+        {
+            return Err(Error::Query(format!(
+                "pages count from 1 and the range must not run backwards (got {from}-{to})"
+            )));
+        }
+        let defaults = SearchOptions::default();
+        let weight = |given: Option<f32>, default: f32, name: &str| match given {
+            Some(w) if !(w.is_finite() && w >= 0.0) => {
+                Err(Error::Query(format!("{name} must be a number >= 0 (got {w})")))
+            }
+            given => Ok(given.unwrap_or(default)),
+        };
+        Ok(SearchOptions {
+            k,
+            mode: self.mode.unwrap_or(defaults.mode),
+            dense_weight: weight(self.dense_weight, defaults.dense_weight, "dense_weight")?,
+            graph_weight: weight(self.graph_weight, defaults.graph_weight, "graph_weight")?,
+            bridge_weight: weight(self.bridge_weight, defaults.bridge_weight, "bridge_weight")?,
+            explain: self.explain,
+            filter: self.filter.clone(),
+            ..defaults
+        })
+    }
+}
+
+/// What a build asks for. Sizes count the model's tokens when the build embeds, else
+/// characters; missing sizes take the defaults of that unit ([`ChunkConfig::tokens`],
+/// [`ChunkConfig::chars`]).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct BuildRequest {
+    /// Corpus name recorded in the manifest.
+    pub name: Option<String>,
+    /// Creation time to record, Unix seconds (default: the host's clock).
+    pub created: Option<u64>,
+    /// Whether to embed the chunks when a model is available (default true).
+    pub embed: Option<bool>,
+    /// Target chunk size.
+    #[serde(alias = "chunkTarget")]
+    pub chunk_target: Option<usize>,
+    /// Largest chunk size.
+    #[serde(alias = "chunkMax")]
+    pub chunk_max: Option<usize>,
+    /// Smallest chunk size (smaller chunks are merged).
+    #[serde(alias = "chunkMin")]
+    pub chunk_min: Option<usize>,
+    /// Overlap between consecutive chunks, a fraction of the target.
+    #[serde(alias = "chunkOverlap")]
+    pub chunk_overlap: Option<f32>,
+    /// Keywords in more than this fraction of chunks are dropped.
+    #[serde(alias = "maxDf")]
+    pub max_df: Option<f32>,
+    /// Keywords never dropped by that filter.
+    pub keep: Vec<String>,
+    /// Cosine similarity of keyword embeddings that links them (SIMILAR_TO); 0 links them
+    /// lexically only.
+    #[serde(alias = "keywordSimilarity")]
+    pub keyword_similarity: Option<f32>,
+    /// Storage of the vectors: `"int8"` (default) or `"f32"`.
+    pub vectors: Option<Quantization>,
+}
+
+impl BuildRequest {
+    /// Whether the build embeds, given whether a model is available.
+    pub fn embeds(&self, model_available: bool) -> bool {
+        model_available && self.embed.unwrap_or(true)
+    }
+
+    /// The build options for a build that embeds (`embedding`) or not, created at `now`
+    /// unless `created` is given. Values are checked by [`BundleBuilder::new`].
+    ///
+    /// [`BundleBuilder::new`]: crate::BundleBuilder::new
+    pub fn options(&self, embedding: bool, now: u64) -> BuildOptions {
+        let sizes = if embedding { ChunkConfig::tokens() } else { ChunkConfig::chars() };
+        let mut options = BuildOptions {
+            corpus: self.name.clone().unwrap_or_else(|| BuildOptions::default().corpus),
+            created: self.created.unwrap_or(now),
+            chunk: ChunkConfig {
+                target: self.chunk_target.unwrap_or(sizes.target),
+                max: self.chunk_max.unwrap_or(sizes.max),
+                min: self.chunk_min.unwrap_or(sizes.min),
+                overlap: self.chunk_overlap.unwrap_or(sizes.overlap),
+            },
+            ..BuildOptions::default()
+        };
+        options.keywords.max_df = self.max_df.unwrap_or(options.keywords.max_df);
+        options.keywords.keep.clone_from(&self.keep);
+        if let Some(similarity) = self.keyword_similarity {
+            options.graph.semantic_threshold = (similarity != 0.0).then_some(similarity);
+        }
+        options.dense.quantization = self.vectors.unwrap_or_default();
+        options
+    }
+}
+
+/// What a question asks for: retrieval, answer settings and, optionally, the LLM to use.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AskRequest {
+    /// Most sources (default 5).
+    pub k: Option<usize>,
+    /// Retrieval mode (default hybrid).
+    pub mode: Option<Mode>,
+    /// Metadata restrictions on the sources (`filters` is accepted too).
+    #[serde(alias = "filters")]
+    pub filter: Filter,
+    /// Answer extractively even when an LLM is given.
+    pub extractive: bool,
+    /// Sentences in an extractive answer.
+    pub sentences: Option<usize>,
+    /// Relevance below which the answer is a refusal, made without the LLM.
+    #[serde(alias = "minRelevance")]
+    pub min_relevance: Option<f32>,
+    /// Token budget of the sources in the prompt.
+    #[serde(alias = "contextTokens")]
+    pub context_tokens: Option<usize>,
+    /// Let the LLM choose the graph's starting keywords.
+    #[serde(alias = "llmKeywords")]
+    pub llm_keywords: bool,
+    /// The LLM; without it, answers are extractive.
+    pub llm: Option<LlmRequest>,
+}
+
+impl AskRequest {
+    /// The answer options.
+    ///
+    /// # Errors
+    /// [`Error::Query`] as [`SearchRequest::options`], for zero sentences or context tokens,
+    /// or a minimum relevance outside `[0, 1]`.
+    pub fn options(&self) -> Result<AskOptions> {
+        let defaults = AskOptions::default();
+        let search = SearchRequest {
+            k: self.k,
+            mode: self.mode,
+            filter: self.filter.clone(),
+            ..SearchRequest::default()
+        }
+        .options(defaults.search.k)?;
+        let min_relevance = self.min_relevance.unwrap_or(defaults.min_relevance);
+        if !(0.0..=1.0).contains(&min_relevance) {
+            return Err(Error::Query(format!(
+                "min_relevance must be between 0 and 1 (got {min_relevance})"
+            )));
+        }
+        let positive = |given: Option<usize>, default: usize, name: &str| match given {
+            Some(0) => Err(Error::Query(format!("{name} must be at least 1"))),
+            given => Ok(given.unwrap_or(default)),
+        };
+        Ok(AskOptions {
+            search,
+            context_tokens: positive(
+                self.context_tokens,
+                defaults.context_tokens,
+                "context_tokens",
+            )?,
+            min_relevance,
+            sentences: positive(self.sentences, defaults.sentences, "sentences")?,
+            llm_keywords: self.llm_keywords,
+            ..defaults
+        })
+    }
+
+    /// The LLM to answer with: `None` for extractive answers (none given, or `extractive`).
+    ///
+    /// # Errors
+    /// [`Error::Config`] as [`LlmRequest::config`]; [`Error::Query`] when `llm_keywords` is
+    /// asked without an LLM.
+    pub fn llm(&self) -> Result<Option<LlmConfig>> {
+        let config = match (&self.llm, self.extractive) {
+            (Some(llm), false) => Some(llm.config()?),
+            _ => None,
+        };
+        if self.llm_keywords && config.is_none() {
+            return Err(Error::Query("llm_keywords needs an LLM".to_owned()));
+        }
+        Ok(config)
+    }
+}
+
+/// The LLM an answer is written by: an OpenAI-compatible endpoint, Groq's by default.
+#[derive(Clone, Default, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LlmRequest {
+    /// Base URL of the API (`…/v1`).
+    #[serde(alias = "baseUrl")]
+    pub base_url: Option<String>,
+    /// The API key (never printed: see [`ApiKey`]).
+    #[serde(alias = "apiKey", deserialize_with = "api_key")]
+    pub api_key: Option<ApiKey>,
+    /// Models to try in order.
+    pub models: Vec<String>,
+    /// Sampling temperature.
+    pub temperature: Option<f32>,
+    /// Most tokens per answer.
+    #[serde(alias = "maxTokens")]
+    pub max_tokens: Option<u32>,
+    /// Limit on one request, in milliseconds.
+    #[serde(alias = "timeoutMs")]
+    pub timeout_ms: Option<u64>,
+    /// Retries per model after a transient failure.
+    pub retries: Option<u32>,
+}
+
+impl std::fmt::Debug for LlmRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LlmRequest")
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key)
+            .field("models", &self.models)
+            .finish_non_exhaustive()
+    }
+}
+
+impl LlmRequest {
+    /// The client configuration: the fields given, [`LlmConfig::default`] for the others.
+    ///
+    /// # Errors
+    /// [`Error::Config`] as [`LlmConfig::validate`].
+    pub fn config(&self) -> Result<LlmConfig> {
+        let defaults = LlmConfig::default();
+        let config = LlmConfig {
+            base_url: self.base_url.clone().unwrap_or_else(|| GROQ_BASE_URL.to_owned()),
+            api_key: self.api_key.clone(),
+            models: if self.models.is_empty() {
+                defaults.models.clone()
+            } else {
+                self.models.clone()
+            },
+            temperature: self.temperature.unwrap_or(defaults.temperature),
+            max_tokens: self.max_tokens.unwrap_or(defaults.max_tokens),
+            timeout: self.timeout_ms.map_or(defaults.timeout, Duration::from_millis),
+            retries: self.retries.unwrap_or(defaults.retries),
+            ..defaults
+        };
+        config.validate()?;
+        Ok(config)
+    }
+}
+
+/// An API key field: a blank key counts as none.
+fn api_key<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> std::result::Result<Option<ApiKey>, D::Error> {
+    Ok(Option::<String>::deserialize(deserializer)?.and_then(ApiKey::new))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::load::DocKind;
+
+    fn ask(json: &str) -> Result<AskRequest, serde_json::Error> {
+        serde_json::from_str(json)
+    }
+
+    #[test]
+    fn camel_case_and_snake_case_are_the_same_option() {
+        let a = ask(r#"{"minRelevance": 0.5, "contextTokens": 100, "llmKeywords": true}"#).unwrap();
+        let b =
+            ask(r#"{"min_relevance": 0.5, "context_tokens": 100, "llm_keywords": true}"#).unwrap();
+        assert_eq!(a, b);
+        assert_eq!(a.min_relevance, Some(0.5));
+    }
+
+    #[test]
+    fn defaults_are_the_core_defaults() {
+        assert_eq!(ask("{}").unwrap().options().unwrap(), AskOptions::default());
+        let search = SearchRequest::default().options(10).unwrap();
+        assert_eq!(search, SearchOptions { k: 10, ..SearchOptions::default() });
+        assert_eq!(ask("{}").unwrap().llm().unwrap(), None);
+    }
+
+    #[test]
+    fn filters_and_modes_are_read() {
+        let request: SearchRequest = serde_json::from_str(
+            r#"{"mode": "dense", "filters": {"documents": ["a.md"], "pages": [2, 4], "kinds": ["pdf", "markdown"]}}"#,
+        )
+        .unwrap();
+        let options = request.options(10).unwrap();
+        assert_eq!(options.mode, Mode::Dense);
+        assert_eq!(options.filter.documents, ["a.md"]);
+        assert_eq!(options.filter.pages, Some((2, 4)));
+        assert_eq!(options.filter.kinds, [DocKind::Pdf, DocKind::Markdown]);
+    }
+
+    #[test]
+    fn bad_values_are_refused_with_their_name() {
+        let message = |r: Result<AskOptions>| r.unwrap_err().to_string();
+        assert!(message(ask(r#"{"k": 0}"#).unwrap().options()).contains("k must be between 1"));
+        assert!(message(ask(r#"{"sentences": 0}"#).unwrap().options()).contains("sentences"));
+        let pages = ask(r#"{"filter": {"pages": [5, 2]}}"#).unwrap();
+        assert!(message(pages.options()).contains("must not run backwards"));
+        assert!(
+            message(ask(r#"{"minRelevance": 2}"#).unwrap().options()).contains("min_relevance")
+        );
+        assert!(ask(r#"{"mode": "fuzzy"}"#).is_err());
+        assert!(ask(r#"{"topK": 3}"#).unwrap_err().to_string().contains("unknown field `topK`"));
+        assert!(ask(r#"{"filter": {"page": [1, 2]}}"#).is_err());
+        let weight = SearchRequest { dense_weight: Some(-1.0), ..SearchRequest::default() };
+        assert!(weight.options(10).unwrap_err().to_string().contains("dense_weight"));
+    }
+
+    #[test]
+    fn builds_size_chunks_in_the_unit_of_the_build() {
+        let request: BuildRequest =
+            serde_json::from_str(r#"{"name": "docs", "chunkMax": 300, "vectors": "f32"}"#).unwrap();
+        let options = request.options(true, 7);
+        assert_eq!((options.corpus.as_str(), options.created), ("docs", 7));
+        assert_eq!(options.chunk, ChunkConfig { max: 300, ..ChunkConfig::tokens() });
+        assert_eq!(options.dense.quantization, Quantization::F32);
+        assert_eq!(
+            request.options(false, 7).chunk,
+            ChunkConfig { max: 300, ..ChunkConfig::chars() }
+        );
+        let plain = BuildRequest { keyword_similarity: Some(0.0), ..BuildRequest::default() };
+        assert_eq!(plain.options(true, 0).graph.semantic_threshold, None);
+        assert!(BuildRequest::default().embeds(true));
+        assert!(!BuildRequest { embed: Some(false), ..BuildRequest::default() }.embeds(true));
+        assert!(!BuildRequest::default().embeds(false));
+    }
+
+    #[test]
+    fn an_llm_is_used_only_when_given_and_not_overruled() {
+        let request = ask(
+            r#"{"llm": {"baseUrl": "http://127.0.0.1:9/v1", "apiKey": "sk-secret", "models": ["m"], "timeoutMs": 1500}}"#,
+        )
+        .unwrap();
+        let config = request.llm().unwrap().unwrap();
+        assert_eq!(config.base_url, "http://127.0.0.1:9/v1");
+        assert_eq!(config.models, ["m"]);
+        assert_eq!(config.timeout, Duration::from_millis(1500));
+        assert_eq!(config.api_key, ApiKey::new("sk-secret"));
+        assert!(!format!("{request:?}").contains("sk-secret"));
+        let extractive = AskRequest { extractive: true, ..request.clone() };
+        assert_eq!(extractive.llm().unwrap(), None);
+        let blank_key = ask(r#"{"llm": {"apiKey": "  "}}"#).unwrap();
+        assert_eq!(blank_key.llm().unwrap().unwrap().api_key, None);
+        let bad_url = ask(r#"{"llm": {"baseUrl": "ftp://x"}}"#).unwrap();
+        assert!(bad_url.llm().unwrap_err().to_string().contains("http://"));
+        assert!(ask(r#"{"llmKeywords": true}"#).unwrap().llm().is_err());
+    }
+}
