@@ -1,10 +1,23 @@
 #!/usr/bin/env bash
-# Generates JS bindings for the wasm crate built by scripts/wasm.sh:
+# Shrinks the module built by scripts/wasm.sh and generates its JS bindings:
 # `scripts/wasm-bindgen.sh PROFILE TARGET OUT_DIR` (TARGET: nodejs, web, …).
+#
+# binaryen's wasm-opt runs before wasm-bindgen: Debian's binaryen (108) breaks the externref
+# table that wasm-bindgen adds, so it must not see wasm-bindgen's output.
 set -euo pipefail
 profile="$1" target="$2" out="$3"
 root="${CARGO_TARGET_DIR:-$HOME/.cache/edgerag/target}"
 tools="${EDGERAG_CACHE:-$HOME/.cache/edgerag}/tools"
 wasm=$(ls -t "$root"/wasm-*/wasm32-unknown-unknown/"$profile"/edgerag_wasm.wasm | head -1)
-"$tools/bin/wasm-bindgen" --target "$target" --out-dir "$out" "$wasm"
-echo "wasm-bindgen: $wasm -> $out ($target)"
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+# The features rustc enables for wasm32, and +simd128: binaryen must be told of them.
+wasm-opt -Oz --strip-debug --strip-producers \
+  --enable-simd --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
+  --enable-mutable-globals --enable-multivalue --enable-reference-types \
+  -o "$work/edgerag_wasm.wasm" "$wasm"
+"$tools/bin/wasm-bindgen" --target "$target" --out-dir "$out" "$work/edgerag_wasm.wasm"
+bound="$out/edgerag_wasm_bg.wasm"
+printf 'wasm: %s (%s)  %d bytes, %d gzipped\n' "$bound" "$target" \
+  "$(stat -c %s "$bound")" "$(gzip -9 -c "$bound" | wc -c)"

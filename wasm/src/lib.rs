@@ -1,104 +1,73 @@
 //! WebAssembly bindings for edgerag-core: a thin `#[wasm_bindgen]` layer, no logic of its own.
 //!
+//! - [`Edgerag`]: a bundle loaded from its bytes: `search`, `ask` (extractive, or an
+//!   OpenAI-compatible LLM reached with `fetch`, streaming through a callback), `inspect`,
+//!   `graph`, and `useModel` to enable dense retrieval.
+//! - [`Model`]: the embedding model from the bytes of its files: `embed`, and `build` to make
+//!   a bundle from files in memory ([`build`] makes one without embeddings).
+//!
+//! Plain data crosses the boundary as JSON, parsed on the other side: options come in as
+//! plain objects ([`edgerag_core::request`]: every field optional, camelCase or snake_case,
+//! unknown fields refused), results go out as plain objects equal to what the CLI's `--json`
+//! prints. (serde-wasm-bindgen reads only the fields a type declares, so it cannot refuse a
+//! misspelt option, and it widens an `f32` 0.4 to 0.4000000059604645.) Errors are thrown as
+//! `Error`s carrying core's message.
+//!
 //! ```js
-//! import init, { Edgerag } from "./edgerag_wasm.js";
+//! import init, { Edgerag, Model } from "./edgerag_wasm.js";
 //! await init();
 //! const rag = new Edgerag(new Uint8Array(await (await fetch("demo.bundle")).arrayBuffer()));
-//! const hits = rag.search("who designed the ISS?", { k: 5, mode: "hybrid" });
+//! const { results } = rag.search("who designed the ISS?", { k: 5, mode: "bm25" });
+//! const answer = await rag.ask("Who was Rollo?");          // extractive, cited
 //! ```
 
-use edgerag_core::bundle::Embed;
-use edgerag_core::embed::{Embedder as CoreEmbedder, EmbedderOptions};
-use edgerag_core::{SearchOptions, Searcher};
-use serde::{Deserialize, Serialize};
+mod build;
+mod fetch;
+mod model;
+mod runtime;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use wasm_bindgen::prelude::*;
 
-/// A corpus bundle loaded in memory, ready to search.
+pub use build::build;
+pub use model::Model;
+pub use runtime::Edgerag;
+
+/// Installs the panic hook, so a panic's message reaches the console before the module aborts.
+#[wasm_bindgen(start)]
+pub fn start() {
+    console_error_panic_hook::set_once();
+}
+
+/// The edgerag version of this module.
 #[wasm_bindgen]
-pub struct Edgerag {
-    searcher: Searcher,
+pub fn version() -> String {
+    env!("CARGO_PKG_VERSION").to_owned()
 }
 
-/// Search options as JavaScript passes them; every field is optional.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct JsSearchOptions {
-    k: Option<usize>,
-    mode: Option<String>,
-    explain: bool,
+/// `value` as a plain JavaScript value, made through JSON so that it is exactly what the CLI's
+/// `--json` prints: an `f32` such as 0.4 arrives as 0.4, not as its widened 0.4000000059604645.
+fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, JsError> {
+    let json = serde_json::to_string(value)?;
+    js_sys::JSON::parse(&json)
+        .map_err(|_| JsError::new("a result could not be passed to JavaScript"))
 }
 
-#[wasm_bindgen]
-impl Edgerag {
-    /// Loads a bundle from its bytes. Throws if the bytes are not a valid bundle.
-    #[wasm_bindgen(constructor)]
-    pub fn new(bundle: &[u8]) -> Result<Edgerag, JsError> {
-        console_error_panic_hook::set_once();
-        Ok(Self { searcher: Searcher::from_bytes(bundle)? })
+/// Options from JavaScript; `undefined` and `null` mean all defaults. They are read through
+/// JSON, which sees every key of the object, so that unknown (misspelt) options are refused.
+fn from_js<T: DeserializeOwned + Default>(value: JsValue) -> Result<T, JsError> {
+    if value.is_undefined() || value.is_null() {
+        return Ok(T::default());
     }
-
-    /// The bundle's manifest (name, version, parameters, counts).
-    pub fn manifest(&self) -> Result<JsValue, JsError> {
-        to_js(&self.searcher.bundle().manifest)
-    }
-
-    /// Searches the bundle: `options` is `{ k?, mode?: "bm25" | "graph" | "hybrid", explain? }`.
-    /// Returns the results as plain objects (the shape of `edgerag search --json`).
-    pub fn search(&self, query: &str, options: JsValue) -> Result<JsValue, JsError> {
-        let given: JsSearchOptions = if options.is_undefined() || options.is_null() {
-            JsSearchOptions::default()
-        } else {
-            serde_wasm_bindgen::from_value(options)?
-        };
-        let mut options = SearchOptions { explain: given.explain, ..SearchOptions::default() };
-        if let Some(k) = given.k {
-            options.k = k;
-        }
-        if let Some(mode) = given.mode {
-            options.mode = mode.parse()?;
-        }
-        to_js(&self.searcher.search(query, &options)?)
-    }
-}
-
-fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsError> {
-    let serializer = serde_wasm_bindgen::Serializer::json_compatible();
-    Ok(value.serialize(&serializer)?)
-}
-
-/// The sentence embedder (all-MiniLM-L6-v2 settings) running in WebAssembly with SIMD128.
-#[wasm_bindgen]
-pub struct Embedder {
-    inner: CoreEmbedder,
-}
-
-#[wasm_bindgen]
-impl Embedder {
-    /// Loads the model from the bytes of `config.json`, `tokenizer.json` and
-    /// `model.safetensors`. Throws if the files do not make a model.
-    #[wasm_bindgen(constructor)]
-    pub fn new(config: &[u8], tokenizer: &[u8], weights: &[u8]) -> Result<Embedder, JsError> {
-        console_error_panic_hook::set_once();
-        let inner =
-            CoreEmbedder::from_bytes(config, tokenizer, weights, EmbedderOptions::minilm())?;
-        Ok(Self { inner })
-    }
-
-    /// Vector dimension.
-    pub fn dimension(&self) -> usize {
-        self.inner.dimension()
-    }
-
-    /// Embeds documents; returns the vectors one after another in one `Float32Array`.
-    #[wasm_bindgen(js_name = embedDocuments)]
-    pub fn embed_documents(&self, texts: Vec<String>) -> Result<Vec<f32>, JsError> {
-        let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
-        Ok(Embed::embed_documents(&self.inner, &texts)?.concat())
-    }
-
-    /// Embeds one query.
-    #[wasm_bindgen(js_name = embedQuery)]
-    pub fn embed_query(&self, text: &str) -> Result<Vec<f32>, JsError> {
-        Ok(Embed::embed_query(&self.inner, text)?)
-    }
+    let json = js_sys::JSON::stringify(&value)
+        .ok()
+        .and_then(|json| json.as_string())
+        .ok_or_else(|| JsError::new("options must be a plain object"))?;
+    serde_json::from_str(&json).map_err(|e| {
+        // serde_json's position ("at line 1 column 9") means nothing to the caller.
+        let message = e.to_string();
+        let message = message.rsplit_once(" at line ").map_or(message.as_str(), |(m, _)| m);
+        JsError::new(&format!("options: {message}"))
+    })
 }

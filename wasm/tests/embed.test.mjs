@@ -11,14 +11,14 @@ import { createRequire } from "node:module";
 const pkg = process.env.EDGERAG_WASM_PKG;
 const modelDir = process.env.EDGERAG_MODEL_DIR;
 assert.ok(pkg && modelDir, "set EDGERAG_WASM_PKG and EDGERAG_MODEL_DIR (make test-wasm does)");
-const { Embedder } = createRequire(import.meta.url)(join(pkg, "edgerag_wasm.js"));
+const { Model } = createRequire(import.meta.url)(join(pkg, "edgerag_wasm.js"));
 
 const reference = JSON.parse(
   readFileSync(new URL("../../core/tests/fixtures/minilm-reference.json", import.meta.url)),
 );
 // A spread of lengths (the long ones exercise truncation at 256 tokens), kept small for speed.
 const sentences = reference.sentences.filter((_, i) => i % 4 === 0);
-const embedder = new Embedder(
+const model = new Model(
   readFileSync(join(modelDir, "config.json")),
   readFileSync(join(modelDir, "tokenizer.json")),
   readFileSync(join(modelDir, "model.safetensors")),
@@ -35,7 +35,7 @@ function cosine(a, b) {
 }
 
 function check(vectors) {
-  const dim = embedder.dimension();
+  const dim = model.dimension;
   assert.equal(dim, 384);
   assert.equal(vectors.length, sentences.length * dim);
   sentences.forEach((s, i) => {
@@ -45,16 +45,16 @@ function check(vectors) {
 }
 
 test(`wasm batch of ${sentences.length} matches sentence-transformers`, () => {
-  check(embedder.embedDocuments(sentences.map((s) => s.text)));
+  check(model.embed(sentences.map((s) => s.text)));
 });
 
 test("wasm one-by-one matches sentence-transformers", () => {
-  const dim = embedder.dimension();
+  const dim = model.dimension;
   const out = new Float32Array(sentences.length * dim);
-  sentences.forEach((s, i) => out.set(embedder.embedDocuments([s.text]), i * dim));
+  sentences.forEach((s, i) => out.set(model.embed([s.text]), i * dim));
   check(out);
 });
 
 test("wasm errors surface as exceptions, not crashes", () => {
-  assert.throws(() => new Embedder(new Uint8Array([1, 2]), new Uint8Array(), new Uint8Array()), /config\.json/);
+  assert.throws(() => new Model(new Uint8Array([1, 2]), new Uint8Array(), new Uint8Array()), /config\.json/);
 });

@@ -1,0 +1,118 @@
+//! `Edgerag`: a bundle in memory, searched and asked from JavaScript.
+
+use std::rc::Rc;
+
+use edgerag_core::Searcher;
+use edgerag_core::answer::{Answer, Answerer};
+use edgerag_core::llm::LlmClient;
+use edgerag_core::query::SearchResults;
+use edgerag_core::request::{AskRequest, SearchRequest};
+use js_sys::{Function, Promise};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::future_to_promise;
+
+use crate::fetch::FetchTransport;
+use crate::model::Model;
+use crate::{from_js, to_js};
+
+/// Results of `search` when the options do not say how many.
+const DEFAULT_K: usize = 10;
+
+/// Keywords in the graph view when the caller does not say.
+const GRAPH_KEYWORDS: usize = 16;
+
+/// A corpus bundle loaded in memory, ready to search and answer from.
+#[wasm_bindgen]
+pub struct Edgerag {
+    /// Shared with answers in progress, which outlive the call that started them.
+    searcher: Rc<Searcher>,
+}
+
+#[wasm_bindgen]
+impl Edgerag {
+    /// Loads a bundle from its bytes. Throws if they are not a bundle this version reads
+    /// (corrupted, truncated, too new).
+    #[wasm_bindgen(constructor)]
+    pub fn new(bundle: &[u8]) -> Result<Edgerag, JsError> {
+        Ok(Self { searcher: Rc::new(Searcher::from_bytes(bundle)?) })
+    }
+
+    /// Attaches the embedding model, enabling dense and hybrid retrieval with vectors. Throws
+    /// if the bundle has no vectors or was embedded with another model. The model stays
+    /// usable (it is shared, not moved).
+    #[wasm_bindgen(js_name = useModel)]
+    pub fn use_model(&mut self, model: &Model) -> Result<(), JsError> {
+        let searcher = Rc::get_mut(&mut self.searcher).ok_or_else(|| {
+            JsError::new("the model cannot change while an answer is being written")
+        })?;
+        searcher.set_embedder(Box::new(model.shared()))?;
+        Ok(())
+    }
+
+    /// Whether dense retrieval is on: the bundle has vectors and its model is attached.
+    #[wasm_bindgen(getter, js_name = denseReady)]
+    pub fn dense_ready(&self) -> bool {
+        self.searcher.dense_ready()
+    }
+
+    /// The bundle's manifest.
+    pub fn manifest(&self) -> Result<JsValue, JsError> {
+        to_js(&self.searcher.bundle().manifest)
+    }
+
+    /// The manifest, the encoded size of each part and the documents (as `edgerag inspect
+    /// --json`, without the file's path and size).
+    pub fn inspect(&self) -> Result<JsValue, JsError> {
+        to_js(&self.searcher.bundle().inspect())
+    }
+
+    /// Searches the bundle. `options`: `{ k, mode, explain, filter: { documents, section,
+    /// pages, kinds }, denseWeight, graphWeight, bridgeWeight }`, all optional. Returns
+    /// `{ query, mode, results }` (as `edgerag search --json`).
+    pub fn search(&self, query: &str, options: JsValue) -> Result<JsValue, JsError> {
+        let options = from_js::<SearchRequest>(options)?.options(DEFAULT_K)?;
+        let results = self.searcher.search(query, &options)?;
+        to_js(&SearchResults { query, mode: options.mode, results })
+    }
+
+    /// Answers a question with citations; resolves to the answer (as `edgerag ask --json`).
+    /// `options`: `{ k, mode, filter, extractive, sentences, minRelevance, contextTokens,
+    /// llmKeywords, llm: { baseUrl, apiKey, models, temperature, maxTokens, timeoutMs,
+    /// retries } }`. Without `llm` (or with `extractive`) the answer is extractive.
+    /// `onToken`, if given, receives the LLM's reply as it streams in.
+    pub fn ask(&self, question: String, options: JsValue, on_token: Option<Function>) -> Promise {
+        let searcher = Rc::clone(&self.searcher);
+        let request = from_js::<AskRequest>(options);
+        future_to_promise(async move {
+            let answer = answer(&searcher, &question, &request?, on_token.as_ref()).await?;
+            Ok(to_js(&answer)?)
+        })
+    }
+
+    /// The keyword graph around the chunks with these ids (e.g. an answer's sources), at most
+    /// `limit` keywords (default 16): `{ nodes, edges }`.
+    pub fn graph(&self, chunk_ids: Vec<String>, limit: Option<usize>) -> Result<JsValue, JsError> {
+        to_js(&self.searcher.graph_view(&chunk_ids, limit.unwrap_or(GRAPH_KEYWORDS))?)
+    }
+}
+
+async fn answer(
+    searcher: &Searcher,
+    question: &str,
+    request: &AskRequest,
+    on_token: Option<&Function>,
+) -> Result<Answer, JsError> {
+    let answerer = Answerer::new(searcher, request.options()?);
+    let Some(config) = request.llm()? else {
+        return Ok(answerer.extractive(question)?);
+    };
+    let client = LlmClient::new(config, FetchTransport)?;
+    let mut forward = |text: &str| {
+        if let Some(callback) = on_token {
+            // A throwing callback must not end the answer; the error is the caller's.
+            _ = callback.call1(&JsValue::NULL, &JsValue::from_str(text));
+        }
+    };
+    let streaming = on_token.is_some().then_some(&mut forward as &mut dyn FnMut(&str));
+    Ok(answerer.ask(&client, question, streaming).await?)
+}

@@ -1,0 +1,143 @@
+// Parity of the wasm module with the native CLI on the same inputs: search (every mode),
+// extractive answers, and bundles built in wasm. Run by `make test-wasm`.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { cli, demoBundlePath, loadModel, repoFile, wasm } from "./support.mjs";
+
+const queries = repoFile("demo/queries.txt").toString().trim().split("\n");
+const modes = ["bm25", "dense", "graph", "hybrid"];
+
+const demo = new wasm.Edgerag(readFileSync(demoBundlePath()));
+demo.useModel(loadModel());
+
+/** Same chunks in the same order, scores within 1e-4. */
+function assertSameHits(actual, expected, what) {
+  const ids = (hits) => hits.map((h) => h.chunk_id);
+  assert.deepEqual(ids(actual), ids(expected), `${what}: chunk ids`);
+  actual.forEach((hit, i) => {
+    const diff = Math.abs(hit.score - expected[i].score);
+    assert.ok(diff <= 1e-4, `${what}: rank ${i + 1} score ${hit.score} vs ${expected[i].score}`);
+  });
+}
+
+test("search in wasm ranks like native search: top 10, every mode, every demo query", () => {
+  assert.equal(demo.denseReady, true);
+  for (const query of queries) {
+    for (const mode of modes) {
+      const native = cli("search", demoBundlePath(), query, "-k", "10", "--mode", mode);
+      const ours = demo.search(query, { k: 10, mode });
+      assert.equal(ours.results.length, 10);
+      assert.equal(ours.mode, mode);
+      assertSameHits(ours.results, native.results, `${mode} "${query}"`);
+      assert.deepEqual(
+        ours.results.map(({ document, title, page, section, text }) => ({ document, title, page, section, text })),
+        native.results.map(({ document, title, page, section, text }) => ({ document, title, page, section, text })),
+      );
+    }
+  }
+});
+
+test("extractive answers in wasm equal native ones", async () => {
+  for (const question of queries) {
+    const native = cli("ask", demoBundlePath(), question, "--extractive");
+    const ours = await demo.ask(question, { extractive: true });
+    assert.equal(ours.answer, native.answer, question);
+    assert.equal(ours.mode, native.mode);
+    assert.deepEqual(ours.citations, native.citations);
+    assertSameHits(ours.sources, native.sources, question);
+    assert.ok(Math.abs(ours.confidence - native.confidence) <= 1e-4, question);
+  }
+  const rollo = await demo.ask("Who was the leader of the Norse raiders who settled Normandy?");
+  assert.match(rollo.answer, /Rollo/);
+  assert.ok(rollo.citations.some((c) => c.document.endsWith("normans.md")));
+});
+
+test("inspect and the graph view describe the bundle", async () => {
+  const inspection = demo.inspect();
+  const native = cli("inspect", demoBundlePath());
+  assert.deepEqual(inspection.manifest, native.manifest);
+  assert.deepEqual(inspection.documents, native.documents);
+  assert.deepEqual(inspection.part_bytes, native.part_bytes);
+
+  const answer = await demo.ask("Who won Super Bowl 50?");
+  const cited = answer.citations.map((c) => c.chunk_id);
+  const view = demo.graph(cited, 12);
+  const seeds = view.nodes.filter((n) => n.seed);
+  assert.deepEqual(seeds.map((n) => n.chunk_id), [...new Set(cited)]);
+  const keywords = view.nodes.filter((n) => n.kind === "keyword");
+  assert.ok(keywords.length > 0 && keywords.length <= 12 + 3, `${keywords.length} keywords`);
+  assert.ok(keywords.some((k) => /Super Bowl/.test(k.label)), keywords.map((k) => k.label).join(", "));
+  const ids = new Set(view.nodes.map((n) => n.id));
+  for (const edge of view.edges) {
+    assert.ok(ids.has(edge.source) && ids.has(edge.target), JSON.stringify(edge));
+  }
+  for (const keyword of keywords) {
+    assert.ok(view.edges.some((e) => e.source === keyword.id || e.target === keyword.id), `${keyword.label} is unconnected`);
+  }
+  assert.throws(() => demo.graph(["not-a-chunk"]), /no chunk "not-a-chunk"/);
+});
+
+test("a bundle built in wasm without embeddings is byte-identical to the native build", () => {
+  const files = ["demo/corpus/normans.md", "demo/corpus/shared-mime-info-spec.pdf", "demo/corpus/nikola-tesla.html"];
+  const progress = [];
+  const built = wasm.build(
+    files.map((name) => ({ name, bytes: repoFile(name) })),
+    { name: "parity", created: 1700000000 },
+    (p) => progress.push(p),
+  );
+  const dir = mkdtempSync(join(tmpdir(), "edgerag-parity-"));
+  const native = join(dir, "native.bundle");
+  const summary = cli("build", ...files, "-o", native, "--name", "parity", "--created", "1700000000", "--no-embed");
+  assert.equal(built.summary.chunks, summary.chunks);
+  assert.equal(built.summary.documents, 3);
+  assert.deepEqual(built.summary.failed, []);
+  assert.equal(built.bytes.length, summary.bytes);
+  assert.ok(Buffer.from(built.bytes).equals(readFileSync(native)), "bundle bytes differ");
+  assert.deepEqual(progress[0], { stage: "load", done: 0, total: 3, file: files[0] });
+  for (const stage of ["load", "keywords", "graph", "bm25"]) {
+    assert.ok(progress.some((p) => p.stage === stage && p.done === p.total), `no finished ${stage}`);
+  }
+});
+
+test("a bundle built in wasm with embeddings searches like the native build", () => {
+  const files = ["demo/corpus/normans.md", "demo/corpus/steam-engine.md"];
+  const built = loadModel().build(files.map((name) => ({ name, bytes: repoFile(name) })), { name: "embedded", created: 1 });
+  const dir = mkdtempSync(join(tmpdir(), "edgerag-parity-"));
+  const path = join(dir, "wasm.bundle");
+  writeFileSync(path, built.bytes);
+  const native = join(dir, "native.bundle");
+  cli("build", ...files, "-o", native, "--name", "embedded", "--created", "1");
+  assert.ok(built.summary.vectors > 0 && built.summary.vectors === built.summary.chunks);
+  const ours = new wasm.Edgerag(built.bytes);
+  ours.useModel(loadModel());
+  for (const query of ["Who was Rollo?", "What did James Watt improve?", "steam locomotives"]) {
+    for (const mode of modes) {
+      const expected = cli("search", native, query, "-k", "10", "--mode", mode).results;
+      // The same bundle searched natively and in wasm, and the two builds' rankings.
+      assertSameHits(cli("search", path, query, "-k", "10", "--mode", mode).results, expected, `native on wasm-built, ${mode} "${query}"`);
+      assertSameHits(ours.search(query, { k: 10, mode }).results, expected, `wasm on wasm-built, ${mode} "${query}"`);
+    }
+  }
+});
+
+test("bad input is a thrown error with core's message, and the module stays usable", () => {
+  assert.throws(() => new wasm.Edgerag(new Uint8Array([1, 2, 3])), /not an edgerag bundle|truncated/);
+  const bytes = readFileSync(demoBundlePath());
+  const corrupt = Uint8Array.from(bytes);
+  corrupt[corrupt.length - 10] ^= 0xff;
+  assert.throws(() => new wasm.Edgerag(corrupt), /corrupted bundle: checksum mismatch/);
+  assert.throws(() => demo.search("the of and", { mode: "bm25" }), /invalid query/);
+  assert.throws(() => demo.search("Rollo", { topK: 3 }), /unknown field `topK`/);
+  assert.throws(() => demo.search("Rollo", { mode: "fuzzy" }), /fuzzy/);
+  assert.throws(() => wasm.build([{ name: "a.docx", bytes: new Uint8Array([1]) }], {}), /none of the 1 files could be loaded \(a\.docx: unsupported file type/);
+  assert.throws(() => wasm.build([{ name: "a.md" }], {}), /a\.md: `bytes` must be a Uint8Array/);
+  const partial = wasm.build([
+    { name: "ok.md", bytes: repoFile("demo/corpus/normans.md") },
+    { name: "empty.txt", bytes: new Uint8Array() },
+  ]);
+  assert.deepEqual(partial.summary.failed, [{ name: "empty.txt", error: "the document is empty" }]);
+  assert.equal(demo.search("Rollo", { k: 1 }).results.length, 1);
+});
