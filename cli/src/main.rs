@@ -1,4 +1,4 @@
-//! `edgerag`: build, inspect, search and evaluate corpus bundles from the command line.
+//! `edgerag`: build, inspect, search, evaluate and serve corpus bundles from the command line.
 
 mod ask;
 mod bench;
@@ -12,6 +12,7 @@ mod models;
 mod output;
 mod retrieval;
 mod search;
+mod serve;
 
 use std::process::ExitCode;
 
@@ -45,6 +46,9 @@ enum Command {
     /// Manage the embedding model (download it into the cache, show where it is).
     #[command(subcommand)]
     Models(models::Command),
+    /// Serve the demo site and bundles on 127.0.0.1 (with /edgerag.json and the embedding
+    /// model) until killed.
+    Serve(serve::Args),
 }
 
 fn main() -> ExitCode {
@@ -58,6 +62,7 @@ fn main() -> ExitCode {
         Command::Eval(command) => eval::run(command),
         Command::Models(command) => models::run(command),
         Command::Bench(args) => bench::run(args),
+        Command::Serve(args) => serve::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -12,6 +12,20 @@ pub(crate) fn json<T: Serialize>(value: &T) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Prints `value` as compact JSON on one line of stdout and flushes it, so that a parent
+/// process reading the pipe sees it at once.
+pub(crate) fn json_line<T: Serialize>(value: &T) -> anyhow::Result<()> {
+    let text = serde_json::to_string(value)?;
+    line(&text);
+    flush()?;
+    Ok(())
+}
+
+/// Flushes stdout.
+pub(crate) fn flush() -> std::io::Result<()> {
+    std::io::Write::flush(&mut std::io::stdout())
+}
+
 /// Where a chunk sits: `Title › Section › Subsection (p. 4)`. A top-level heading that
 /// repeats the title adds nothing to the path.
 pub(crate) fn place(title: &str, section: &[String], page: Option<u32>) -> String {
@@ -42,6 +56,12 @@ pub(crate) fn warn(bar: Option<&ProgressBar>, text: &str) {
         Some(bar) => bar.suspend(|| eprintln!("warning: {text}")),
         None => eprintln!("warning: {text}"),
     }
+}
+
+/// Prints a line of diagnostics (e.g. a request log) on stderr.
+#[allow(clippy::print_stderr)]
+pub(crate) fn note(text: &str) {
+    eprintln!("{text}");
 }
 
 /// Prints an error and its causes on one line of stderr.

@@ -11,3 +11,4 @@ mod eval;
 mod judge;
 mod llm_server;
 mod search;
+mod serve;

@@ -20,7 +20,7 @@ use sha2::{Digest, Sha256};
 use crate::{files, output};
 
 /// Name of the default model's cache directory.
-const DEFAULT_MODEL: &str = "all-MiniLM-L6-v2";
+pub(crate) const DEFAULT_MODEL: &str = "all-MiniLM-L6-v2";
 
 /// A file of the default model and its pinned SHA-256.
 pub(crate) struct Pinned {
@@ -104,11 +104,16 @@ impl ModelFiles {
 /// default model from the cache (fetched into it when missing or corrupted, with a progress bar
 /// on stderr unless `quiet`, e.g. under `--json`).
 pub(crate) fn resolve(model_dir: Option<&Path>, quiet: bool) -> Result<ModelFiles> {
-    let dir = model_dir.map(Path::to_path_buf).or_else(|| env_path("EDGERAG_MODEL_DIR"));
-    match dir {
+    match local_dir(model_dir) {
         Some(dir) => read_local(&dir),
         None => fetch_default(quiet),
     }
+}
+
+/// The model directory the user chose, if any: `model_dir` (`--model`), else
+/// `$EDGERAG_MODEL_DIR`.
+pub(crate) fn local_dir(model_dir: Option<&Path>) -> Option<PathBuf> {
+    model_dir.map(Path::to_path_buf).or_else(|| env_path("EDGERAG_MODEL_DIR"))
 }
 
 /// The cache directory of the default model.

@@ -1,0 +1,178 @@
+//! `edgerag serve`: the demo site, bundles and the embedding model over HTTP on 127.0.0.1.
+//!
+//! Routes (`GET` and `HEAD`; any other method gets 405):
+//! - `/edgerag.json`: the bundles and the model served, with their sizes and SHA-256
+//!   ([`assets::Index`]).
+//! - `/bundles/<file name>`: a bundle given on the command line.
+//! - `/models/<dir>/<config.json|tokenizer.json|model.safetensors>`: the embedding model.
+//! - anything else: a file under the site directory ([`static_files`]).
+//!
+//! Bundles and model files carry a strong ETag (their SHA-256), site files one made of their
+//! length and modification time; every cacheable reply says `Cache-Control: no-cache` and
+//! answers a matching `If-None-Match` with 304. HTTP/1.1 is spoken by [`server`] over
+//! `std::net`, one thread per connection with keep-alive, so neither a large download nor an
+//! idle kept-alive connection ever holds up another. [`route`] is the one place that maps
+//! requests to replies; new endpoints are added there.
+
+mod assets;
+mod http;
+mod request;
+mod response;
+mod server;
+mod static_files;
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use serde::Serialize;
+
+use self::assets::{BundleInfo, Index, ModelInfo, ServedBundle, ServedModel};
+use self::http::{Incoming, Method, Reply};
+use self::static_files::Site;
+use crate::output;
+
+/// Arguments of `edgerag serve`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// Bundles to serve, under /bundles/<file name>.
+    #[arg(value_name = "BUNDLE")]
+    bundles: Vec<PathBuf>,
+    /// The static site to serve (built by `make www`).
+    #[arg(long, value_name = "DIR", default_value = "www/dist")]
+    site: PathBuf,
+    /// Port to listen on; 0 picks a free one.
+    #[arg(long, default_value_t = 8080)]
+    port: u16,
+    /// Address to listen on.
+    #[arg(long, value_name = "ADDR", default_value_t = IpAddr::V4(Ipv4Addr::LOCALHOST))]
+    host: IpAddr,
+    /// Serve the embedding model in DIR (config.json, tokenizer.json, model.safetensors)
+    /// instead of the default model from the cache.
+    #[arg(long, value_name = "DIR", conflicts_with = "no_model")]
+    model: Option<PathBuf>,
+    /// Serve no embedding model.
+    #[arg(long)]
+    no_model: bool,
+    /// Print the startup line as JSON.
+    #[arg(long)]
+    json: bool,
+    /// Log every request on stderr.
+    #[arg(long, short)]
+    verbose: bool,
+}
+
+/// Everything the router serves from, loaded at startup.
+struct State {
+    /// The static site.
+    site: Site,
+    /// The bundles.
+    bundles: Vec<ServedBundle>,
+    /// The embedding model, if served.
+    model: Option<ServedModel>,
+    /// The body of `/edgerag.json`.
+    index: Vec<u8>,
+    /// Its entity tag.
+    index_etag: String,
+    /// Log requests on stderr.
+    verbose: bool,
+}
+
+/// The startup report of `--json`.
+#[derive(Serialize)]
+struct Started<'a> {
+    url: String,
+    site: String,
+    bundles: Vec<&'a BundleInfo>,
+    model: Option<&'a ModelInfo>,
+}
+
+/// Runs `edgerag serve` until the process is killed.
+pub(crate) fn run(args: Args) -> Result<()> {
+    let site = Site::open(&args.site)?;
+    let bundles = assets::open_bundles(&args.bundles)?;
+    let model =
+        assets::open_model(args.model.as_deref(), args.no_model, |text| output::warn(None, text))?;
+    let index = Index {
+        bundles: bundles.iter().map(|b| &b.info).collect(),
+        model: model.as_ref().map(|m| &m.info),
+    };
+    let index = serde_json::to_vec_pretty(&index)?;
+    let index_etag = format!("\"{}\"", crate::models::sha256_hex(&index));
+
+    let address = SocketAddr::new(args.host, args.port);
+    let listener =
+        TcpListener::bind(address).with_context(|| format!("cannot listen on {address}"))?;
+    let local = listener.local_addr().with_context(|| format!("cannot listen on {address}"))?;
+
+    let url = format!("http://{local}/");
+    if args.json {
+        output::json_line(&Started {
+            url,
+            site: site.shown.display().to_string(),
+            bundles: bundles.iter().map(|b| &b.info).collect(),
+            model: model.as_ref().map(|m| &m.info),
+        })?;
+    } else {
+        let names: Vec<&str> = bundles.iter().map(|b| b.file_name.as_str()).collect();
+        let names = if names.is_empty() { "none".to_owned() } else { names.join(", ") };
+        let model = model.as_ref().map_or("none", |m| m.info.id.as_str());
+        output::line(&format!(
+            "serving {url} (site {}; bundles: {names}; model: {model})",
+            site.shown.display()
+        ));
+        output::flush()?;
+    }
+
+    let state = Arc::new(State { site, bundles, model, index, index_etag, verbose: args.verbose });
+    server::run(&listener, state, |text| output::warn(None, text))
+}
+
+impl server::Handler for State {
+    fn handle(&self, request: &Incoming) -> Reply {
+        route(self, request)
+    }
+
+    fn log(&self, text: &str) {
+        if self.verbose {
+            output::note(text);
+        }
+    }
+}
+
+/// Maps a request to its reply.
+fn route(state: &State, request: &Incoming) -> Reply {
+    if !matches!(request.method, Method::Get | Method::Head) {
+        return Reply::method_not_allowed("GET, HEAD");
+    }
+    let Some(path) = request.path.as_deref() else {
+        return Reply::text(400, "bad request: the path is not a valid percent-encoded path\n");
+    };
+    if path == "/edgerag.json" {
+        return Reply::cached(request, &state.index_etag, || {
+            Reply::bytes(200, http::JSON, state.index.clone())
+        });
+    }
+    if let Some(name) = path.strip_prefix("/bundles/")
+        && let Some(bundle) = state.bundles.iter().find(|b| b.file_name == name)
+    {
+        return asset(request, &bundle.asset, http::OCTET_STREAM);
+    }
+    if let Some(rest) = path.strip_prefix("/models/")
+        && let Some(model) = &state.model
+        && let Some((dir, name)) = rest.split_once('/')
+        && dir == model.dir_name
+        && let Some(file) = model.file(name)
+    {
+        return asset(request, file, static_files::mime(name));
+    }
+    state.site.serve(request, path)
+}
+
+/// A bundle or model file, streamed from its handle, with its SHA-256 as ETag.
+fn asset(request: &Incoming, asset: &assets::Asset, content_type: &str) -> Reply {
+    Reply::cached(request, &asset.etag(), || {
+        Reply::stream(200, content_type, Box::new(asset.reader()), Some(asset.len))
+    })
+}

@@ -1,0 +1,668 @@
+//! `edgerag serve`: the real binary on a free port, spoken to over raw HTTP/1.1 (a URL client
+//! would normalise the `..` paths these tests must send as they are).
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use crate::cli::{self, json as run_json, one_error_line, path};
+
+/// A running `edgerag serve`, killed when dropped.
+struct Serving {
+    child: Child,
+    port: u16,
+    /// The JSON line it printed on start.
+    started: Value,
+}
+
+impl Serving {
+    /// Starts `edgerag serve ARGS --port 0 --json` with the model cache in `cache` (none
+    /// when `cache` is empty) and waits for its startup line.
+    fn start(args: &[&str], cache: Option<&Path>) -> Self {
+        let mut command = serve_command(args, cache);
+        command.args(["--port", "0", "--json"]).stdout(Stdio::piped()).stderr(Stdio::piped());
+        let mut child = command.spawn().expect("start edgerag serve");
+        let stdout = child.stdout.take().expect("stdout");
+        let mut line = String::new();
+        BufReader::new(stdout).read_line(&mut line).expect("read the startup line");
+        if line.is_empty() {
+            let out = child.wait_with_output().expect("wait");
+            panic!("serve {args:?} exited: {}", String::from_utf8_lossy(&out.stderr));
+        }
+        let started: Value = serde_json::from_str(&line).expect("the startup line is JSON");
+        let url = started["url"].as_str().expect("url").to_owned();
+        let port = url
+            .strip_prefix("http://127.0.0.1:")
+            .and_then(|rest| rest.strip_suffix('/'))
+            .and_then(|port| port.parse().ok())
+            .unwrap_or_else(|| panic!("url {url}"));
+        Self { child, port, started }
+    }
+
+    /// `METHOD path` with extra request headers.
+    fn request(&self, method: &str, target: &str, headers: &[(&str, &str)]) -> Response {
+        request(self.port, method, target, headers)
+    }
+
+    /// `GET path`.
+    fn get(&self, target: &str) -> Response {
+        self.request("GET", target, &[])
+    }
+
+    /// Stops the server and returns what it wrote on stderr.
+    fn stop(mut self) -> String {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let mut stderr = String::new();
+        if let Some(mut pipe) = self.child.stderr.take() {
+            pipe.read_to_string(&mut stderr).expect("read stderr");
+        }
+        stderr
+    }
+}
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `edgerag serve ARGS` with the model cache in `cache` and no model directory from the
+/// environment.
+fn serve_command(args: &[&str], cache: Option<&Path>) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_edgerag"));
+    command.arg("serve").args(args).env_remove("EDGERAG_MODEL_DIR");
+    if let Some(cache) = cache {
+        command.env("EDGERAG_CACHE", cache);
+    }
+    command
+}
+
+/// Runs `edgerag serve ARGS` that is expected to fail at startup; kills it after a minute.
+fn serve_failing(args: &[&str], cache: &Path) -> Output {
+    let mut child = serve_command(args, Some(cache))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start edgerag serve");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while child.try_wait().expect("poll").is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("serve {args:?} kept running");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.wait_with_output().expect("wait")
+}
+
+/// A response as read off the socket.
+#[derive(Debug)]
+struct Response {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+impl Response {
+    /// The value of header `name` (case-insensitive).
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+
+    fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).expect("JSON body")
+    }
+}
+
+/// Sends one request on a new connection (`Connection: close`) and reads the whole response.
+fn request(port: u16, method: &str, target: &str, headers: &[(&str, &str)]) -> Response {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    stream.set_read_timeout(Some(Duration::from_secs(60))).expect("timeout");
+    let mut head = format!("{method} {target} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n");
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    if method == "POST" {
+        head.push_str("Content-Length: 2\r\n\r\n{}");
+    } else {
+        head.push_str("Connection: close\r\n\r\n");
+    }
+    stream.write_all(head.as_bytes()).expect("send");
+    let mut raw = Vec::new();
+    if method == "POST" {
+        // The server may keep the connection open: read the head, then Content-Length bytes.
+        let mut reader = BufReader::new(stream);
+        let response = read_head(&mut reader);
+        let len: usize = response.header("Content-Length").map_or(0, |l| l.parse().unwrap());
+        let mut body = vec![0; len];
+        reader.read_exact(&mut body).expect("read body");
+        return Response { body, ..response };
+    }
+    stream.read_to_end(&mut raw).expect("read response");
+    let mut reader = BufReader::new(&raw[..]);
+    let response = read_head(&mut reader);
+    let mut body = Vec::new();
+    reader.read_to_end(&mut body).expect("read body");
+    assert_ne!(
+        response.header("Transfer-Encoding"),
+        Some("chunked"),
+        "{target}: files are sent with a length"
+    );
+    Response { body, ..response }
+}
+
+/// Reads a status line and headers.
+fn read_head(reader: &mut impl BufRead) -> Response {
+    let mut status_line = String::new();
+    reader.read_line(&mut status_line).expect("status line");
+    let status = status_line
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("status line {status_line:?}"));
+    let mut headers = Vec::new();
+    loop {
+        let mut line = String::new();
+        reader.read_line(&mut line).expect("header line");
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        let (name, value) = line.split_once(':').expect("header");
+        headers.push((name.trim().to_owned(), value.trim().to_owned()));
+    }
+    Response { status, headers, body: Vec::new() }
+}
+
+fn sha256(bytes: &[u8]) -> String {
+    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A small site: index pages, a script, a stylesheet, a wasm module; and a file beside it
+/// that must stay unreachable.
+fn make_site(dir: &Path) -> PathBuf {
+    let site = dir.join("site");
+    std::fs::create_dir_all(site.join("sub")).unwrap();
+    std::fs::write(site.join("index.html"), "<!doctype html><title>edgerag</title>").unwrap();
+    std::fs::write(site.join("sub/index.html"), "<p>sub</p>").unwrap();
+    std::fs::write(site.join("app.js"), "export const x = 1;\n").unwrap();
+    std::fs::write(site.join("style.css"), "body { margin: 0 }\n").unwrap();
+    std::fs::write(site.join("edgerag_wasm_bg.wasm"), b"\0asm\x01\0\0\0").unwrap();
+    std::fs::write(site.join(".env"), "SECRET=1").unwrap();
+    std::fs::write(dir.join("secret.txt"), "outside the site").unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(dir.join("secret.txt"), site.join("link.txt")).unwrap();
+    site
+}
+
+/// A bundle of one real document (no embeddings) at `dir/normans.bundle`.
+fn small_bundle(dir: &Path) -> PathBuf {
+    let bundle = dir.join("normans.bundle");
+    let doc = cli::demo_corpus().join("normans.md");
+    run_json(&["build", path(&doc), "-o", path(&bundle), "--no-embed", "--json"]);
+    bundle
+}
+
+#[test]
+fn serves_the_site_the_bundles_and_edgerag_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let site = make_site(dir.path());
+    let bundle = small_bundle(dir.path());
+    let bytes = std::fs::read(&bundle).unwrap();
+    let inspected = run_json(&["inspect", path(&bundle), "--json"]);
+    let server =
+        Serving::start(&[path(&bundle), "--site", path(&site), "--no-model"], Some(&cache));
+
+    let expected_bundle = json!({
+        "name": "normans", "url": "bundles/normans.bundle", "bytes": bytes.len(),
+        "sha256": sha256(&bytes), "corpus": inspected["manifest"]["corpus"],
+        "chunks": inspected["manifest"]["counts"]["chunks"], "embedding": null,
+    });
+    assert_eq!(server.started["site"], path(&site));
+    assert_eq!(server.started["bundles"], json!([expected_bundle]));
+    assert_eq!(server.started["model"], Value::Null);
+
+    let index = server.get("/edgerag.json");
+    assert_eq!(index.status, 200);
+    assert_eq!(index.header("Content-Type"), Some("application/json"));
+    assert_eq!(index.header("Cache-Control"), Some("no-cache"));
+    assert_eq!(index.json(), json!({"bundles": [expected_bundle], "model": null}));
+
+    // The bundle: its exact bytes, a strong ETag of its SHA-256, revalidated with 304.
+    let got = server.get("/bundles/normans.bundle");
+    assert_eq!(got.status, 200);
+    assert!(got.body == bytes, "the bundle bytes differ");
+    let etag = format!("\"{}\"", sha256(&bytes));
+    assert_eq!(got.header("ETag"), Some(etag.as_str()));
+    assert_eq!(got.header("Content-Type"), Some("application/octet-stream"));
+    assert_eq!(got.header("Cache-Control"), Some("no-cache"));
+    assert_eq!(got.header("X-Content-Type-Options"), Some("nosniff"));
+    assert_eq!(got.header("Content-Length"), Some(bytes.len().to_string().as_str()));
+    let again = server.request("GET", "/bundles/normans.bundle", &[("If-None-Match", &etag)]);
+    assert_eq!(again.status, 304);
+    assert!(again.body.is_empty());
+    assert_eq!(again.header("ETag"), Some(etag.as_str()));
+    let stale = server.request("GET", "/bundles/normans.bundle", &[("If-None-Match", "\"x\"")]);
+    assert_eq!(stale.status, 200);
+    assert_eq!(stale.body.len(), bytes.len());
+    let head = server.request("HEAD", "/bundles/normans.bundle", &[]);
+    assert_eq!(head.status, 200);
+    assert!(head.body.is_empty(), "HEAD has no body");
+    assert_eq!(head.header("Content-Length"), Some(bytes.len().to_string().as_str()));
+    assert_eq!(head.header("ETag"), Some(etag.as_str()));
+
+    // Site files, with their MIME types, ETags and 304s.
+    let root = server.get("/");
+    assert_eq!(root.status, 200);
+    assert_eq!(root.body, std::fs::read(site.join("index.html")).unwrap());
+    assert_eq!(root.header("Content-Type"), Some("text/html; charset=utf-8"));
+    assert_eq!(root.header("Cache-Control"), Some("no-cache"));
+    let site_etag = root.header("ETag").expect("site ETag").to_owned();
+    let revalidated = server.request("GET", "/", &[("If-None-Match", &site_etag)]);
+    assert_eq!(revalidated.status, 304);
+    assert!(revalidated.body.is_empty());
+    for (file, mime) in [
+        ("/index.html", "text/html; charset=utf-8"),
+        ("/app.js?v=1", "text/javascript"),
+        ("/style.css", "text/css"),
+        ("/edgerag_wasm_bg.wasm", "application/wasm"),
+    ] {
+        let got = server.get(file);
+        assert_eq!(got.status, 200, "{file}");
+        assert_eq!(got.header("Content-Type"), Some(mime), "{file}");
+        assert_eq!(got.header("X-Content-Type-Options"), Some("nosniff"), "{file}");
+    }
+    assert_eq!(server.get("/sub/").body, b"<p>sub</p>");
+    let redirect = server.get("/sub");
+    assert_eq!(redirect.status, 301);
+    assert_eq!(redirect.header("Location"), Some("/sub/"));
+    let head = server.request("HEAD", "/app.js", &[]);
+    assert_eq!((head.status, head.body.len()), (200, 0));
+    assert_eq!(head.header("Content-Length"), Some("20"));
+
+    // Nothing outside the site, nothing that is not there.
+    for target in [
+        "/missing.js",
+        "/bundles/other.bundle",
+        "/../Cargo.toml",
+        "/%2e%2e/Cargo.toml",
+        "/%2E%2E/%2e%2e/Cargo.toml",
+        "/../secret.txt",
+        "/%2e%2e/secret.txt",
+        "/%2e%2e%2fsecret.txt",
+        "/sub/../../secret.txt",
+        "/bundles/../../secret.txt",
+        "/.env",
+        "/link.txt",
+        "//etc/passwd",
+        "/models/all-MiniLM-L6-v2/config.json",
+    ] {
+        let got = server.get(target);
+        assert_eq!(got.status, 404, "{target}");
+        assert_eq!(got.header("Content-Type"), Some("text/plain; charset=utf-8"), "{target}");
+        assert!(!String::from_utf8_lossy(&got.body).contains("outside"), "{target}");
+    }
+    assert_eq!(server.get("/%zz").status, 400);
+    let post = server.request("POST", "/edgerag.json", &[]);
+    assert_eq!(post.status, 405);
+    assert!(post.header("Allow").unwrap().contains("GET"), "{post:?}");
+}
+
+#[test]
+fn a_model_directory_is_served_with_its_hashes_and_never_blocks_other_requests() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let site = make_site(dir.path());
+    let model = dir.path().join("tiny-model");
+    std::fs::create_dir_all(&model).unwrap();
+    // Serve does not parse the model; big enough weights to fill the socket buffers.
+    let weights: Vec<u8> = (0..24u32 << 20).map(|i| (i % 251) as u8).collect();
+    let files: [(&str, &[u8]); 3] = [
+        ("config.json", br#"{"hidden_size": 8}"#),
+        ("tokenizer.json", br#"{"model": {}}"#),
+        ("model.safetensors", &weights),
+    ];
+    for (name, bytes) in files {
+        std::fs::write(model.join(name), bytes).unwrap();
+    }
+    let server = Serving::start(&["--site", path(&site), "--model", path(&model)], Some(&cache));
+
+    let expected = json!({
+        "id": "tiny-model", "url": "models/tiny-model/",
+        "files": {
+            "config.json": {"bytes": files[0].1.len(), "sha256": sha256(files[0].1)},
+            "tokenizer.json": {"bytes": files[1].1.len(), "sha256": sha256(files[1].1)},
+            "model.safetensors": {"bytes": weights.len(), "sha256": sha256(&weights)},
+        },
+    });
+    assert_eq!(server.started["model"], expected);
+    assert_eq!(server.started["bundles"], json!([]));
+    assert_eq!(server.get("/edgerag.json").json()["model"], expected);
+
+    let config = server.get("/models/tiny-model/config.json");
+    assert_eq!(config.status, 200);
+    assert_eq!(config.body, files[0].1);
+    assert_eq!(config.header("Content-Type"), Some("application/json"));
+    let etag = format!("\"{}\"", sha256(files[0].1));
+    assert_eq!(config.header("ETag"), Some(etag.as_str()));
+    let cached =
+        server.request("GET", "/models/tiny-model/config.json", &[("If-None-Match", &etag)]);
+    assert_eq!(cached.status, 304);
+    assert_eq!(server.get("/models/tiny-model/other.bin").status, 404);
+    assert_eq!(server.get("/models/other/config.json").status, 404);
+
+    // A client that does not read the weights holds one connection, not the server.
+    let mut stalled = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    let head = "GET /models/tiny-model/model.safetensors HTTP/1.1\r\nHost: x\r\n\r\n";
+    stalled.write_all(head.as_bytes()).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let started = Instant::now();
+    assert_eq!(server.get("/edgerag.json").status, 200);
+    assert_eq!(server.get("/app.js").status, 200);
+    assert!(started.elapsed() < Duration::from_secs(10), "blocked: {:?}", started.elapsed());
+    drop(stalled);
+
+    let got = server.get("/models/tiny-model/model.safetensors");
+    assert_eq!(got.status, 200);
+    assert!(got.body == weights, "the weights differ");
+    assert_eq!(got.header("Content-Type"), Some("application/octet-stream"));
+}
+
+#[test]
+fn without_a_cached_model_it_warns_and_serves_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("empty-cache");
+    let site = make_site(dir.path());
+    let server = Serving::start(&["--site", path(&site)], Some(&cache));
+    assert_eq!(server.started["model"], Value::Null);
+    assert_eq!(server.get("/edgerag.json").json()["model"], Value::Null);
+    let stderr = server.stop();
+    assert!(stderr.contains("edgerag models fetch"), "{stderr}");
+
+    let server = Serving::start(&["--site", path(&site), "--no-model"], None);
+    assert_eq!(server.started["model"], Value::Null);
+    assert_eq!(server.stop(), "", "--no-model is quiet");
+}
+
+#[test]
+fn the_cached_default_model_is_served_as_all_minilm() {
+    let dir = tempfile::tempdir().unwrap();
+    let site = make_site(dir.path());
+    let located = run_json(&["models", "path", "--json"]);
+    if located["present"] != true || std::env::var_os("EDGERAG_MODEL_DIR").is_some() {
+        return; // The model is fetched by `make test`; without it there is nothing to serve.
+    }
+    let server = Serving::start(&["--site", path(&site)], None);
+    let model = &server.started["model"];
+    assert_eq!(model["id"], "sentence-transformers/all-MiniLM-L6-v2");
+    assert_eq!(model["url"], "models/all-MiniLM-L6-v2/");
+    let weights = &model["files"]["model.safetensors"];
+    let head = server.request("HEAD", "/models/all-MiniLM-L6-v2/model.safetensors", &[]);
+    assert_eq!(head.status, 200);
+    assert_eq!(head.header("Content-Length"), Some(weights["bytes"].to_string().as_str()));
+    let etag = format!("\"{}\"", weights["sha256"].as_str().unwrap());
+    assert_eq!(head.header("ETag"), Some(etag.as_str()));
+    assert_eq!(
+        weights["sha256"], "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
+        "the pinned weights"
+    );
+}
+
+#[test]
+fn bad_arguments_fail_with_one_clear_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let site = make_site(dir.path());
+
+    let missing_site = dir.path().join("no-such-site");
+    let line = one_error_line(&serve_failing(&["--site", path(&missing_site)], &cache));
+    assert!(
+        line.contains("no-such-site") && line.contains("make www") && line.contains("--site"),
+        "{line}"
+    );
+
+    let not_bundle = cli::demo_corpus().join("normans.md");
+    let out = serve_failing(&[path(&not_bundle), "--site", path(&site)], &cache);
+    let line = one_error_line(&out);
+    assert!(line.contains("normans.md") && line.contains("not an edgerag bundle"), "{line}");
+
+    let missing = dir.path().join("missing.bundle");
+    let line = one_error_line(&serve_failing(&[path(&missing), "--site", path(&site)], &cache));
+    assert!(line.contains("missing.bundle"), "{line}");
+
+    let bundle = small_bundle(dir.path());
+    let other = dir.path().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::copy(&bundle, other.join("normans.bundle")).unwrap();
+    let twice = other.join("normans.bundle");
+    let out = serve_failing(&[path(&bundle), path(&twice), "--site", path(&site)], &cache);
+    let line = one_error_line(&out);
+    assert!(line.contains("same file name") && line.contains("normans.bundle"), "{line}");
+
+    let model = dir.path().join("half-model");
+    std::fs::create_dir_all(&model).unwrap();
+    std::fs::write(model.join("config.json"), "{}").unwrap();
+    let out = serve_failing(&["--site", path(&site), "--model", path(&model)], &cache);
+    let line = one_error_line(&out);
+    assert!(line.contains("tokenizer.json") && line.contains("half-model"), "{line}");
+
+    let taken = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port().to_string();
+    let out = serve_failing(&["--site", path(&site), "--no-model", "--port", &port], &cache);
+    let line = one_error_line(&out);
+    assert!(line.contains("cannot listen") && line.contains(&port), "{line}");
+}
+
+/// A kept-alive connection: a request at a time, each response read by its `Content-Length`.
+struct Connection {
+    reader: BufReader<TcpStream>,
+}
+
+impl Connection {
+    /// Connects to `port`; any read waiting longer than `timeout` fails the test.
+    fn open(port: u16, timeout: Duration) -> Self {
+        let stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+        stream.set_read_timeout(Some(timeout)).expect("timeout");
+        Self { reader: BufReader::new(stream) }
+    }
+
+    /// Sends raw bytes.
+    fn send(&mut self, raw: &[u8]) {
+        self.reader.get_mut().write_all(raw).expect("send");
+    }
+
+    /// Sends `METHOD target` with extra header lines (each ending in CRLF) and reads the
+    /// response.
+    fn exchange(&mut self, method: &str, target: &str, extra: &str) -> Response {
+        self.send(format!("{method} {target} HTTP/1.1\r\nHost: x\r\n{extra}\r\n").as_bytes());
+        self.response(method == "HEAD")
+    }
+
+    /// Reads one response: its head, then `Content-Length` bytes of body (none for `HEAD`).
+    fn response(&mut self, head_only: bool) -> Response {
+        let response = read_head(&mut self.reader);
+        assert_eq!(response.header("Transfer-Encoding"), None, "{response:?}");
+        let len: usize = match response.header("Content-Length") {
+            Some(len) => len.parse().expect("Content-Length"),
+            None => 0,
+        };
+        let mut body = vec![0; if head_only { 0 } else { len }];
+        self.reader.read_exact(&mut body).expect("read the body");
+        Response { body, ..response }
+    }
+
+    /// Whether the server has closed the connection (end of stream, or a reset).
+    fn closed(&mut self) -> bool {
+        let mut byte = [0; 1];
+        match self.reader.read(&mut byte) {
+            Ok(0) => true,
+            Ok(_) => false,
+            Err(e) => e.kind() == std::io::ErrorKind::ConnectionReset,
+        }
+    }
+}
+
+#[test]
+fn idle_keep_alive_connections_never_starve_a_new_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let site = make_site(dir.path());
+    let server = Serving::start(&["--site", path(&site), "--no-model"], None);
+    let timeout = Duration::from_secs(2);
+    // What a browser does on a first load: several connections at once, some of them opened
+    // ahead of need and never used; the others stay open and idle after their response.
+    let unused: Vec<Connection> = (0..4).map(|_| Connection::open(server.port, timeout)).collect();
+    let mut idle: Vec<Connection> =
+        (0..10).map(|_| Connection::open(server.port, timeout)).collect();
+    for connection in &mut idle {
+        connection.send(b"GET /app.js HTTP/1.1\r\nHost: x\r\n\r\n");
+    }
+    for connection in &mut idle {
+        let response = connection.response(false);
+        assert_eq!(
+            (response.status, response.body.as_slice()),
+            (200, &b"export const x = 1;\n"[..])
+        );
+        assert_eq!(response.header("Connection"), None, "kept alive");
+    }
+    // New connections are answered at once (a 2 s read timeout fails instead of hanging).
+    for round in 0..3 {
+        let started = Instant::now();
+        let mut fresh = Connection::open(server.port, timeout);
+        let response = fresh.exchange("GET", "/edgerag.json", "");
+        assert_eq!(response.status, 200, "round {round}");
+        assert!(started.elapsed() < timeout, "round {round}: {:?}", started.elapsed());
+    }
+    // The idle connections still serve.
+    for connection in &mut idle {
+        assert_eq!(connection.exchange("GET", "/style.css", "").status, 200);
+    }
+    drop(unused);
+}
+
+#[test]
+fn a_keep_alive_connection_answers_request_after_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let site = make_site(dir.path());
+    let bundle = small_bundle(dir.path());
+    let bytes = std::fs::read(&bundle).unwrap();
+    let server = Serving::start(&[path(&bundle), "--site", path(&site), "--no-model"], None);
+    let mut connection = Connection::open(server.port, Duration::from_secs(10));
+
+    let index = connection.exchange("GET", "/edgerag.json", "");
+    assert_eq!(index.status, 200);
+    assert_eq!(index.json()["bundles"][0]["bytes"], bytes.len());
+    assert!(index.header("Date").is_some_and(|d| d.ends_with(" GMT")), "{index:?}");
+    // HEAD: the length, and no body (else the next response would not parse).
+    let head = connection.exchange("HEAD", "/bundles/normans.bundle", "");
+    assert_eq!(head.status, 200);
+    assert_eq!(head.header("Content-Length"), Some(bytes.len().to_string().as_str()));
+    let got = connection.exchange("GET", "/bundles/normans.bundle", "");
+    assert_eq!(got.status, 200);
+    assert!(got.body == bytes, "the bundle bytes differ");
+    let etag = got.header("ETag").expect("ETag").to_owned();
+    let cached = connection.exchange(
+        "GET",
+        "/bundles/normans.bundle",
+        &format!("If-None-Match: {etag}\r\n"),
+    );
+    assert_eq!((cached.status, cached.body.len()), (304, 0));
+    assert_eq!(connection.exchange("GET", "/missing.js", "").status, 404);
+    assert_eq!(connection.exchange("GET", "/sub", "").status, 301);
+
+    // A body is read by its length, whatever the reply, so the next request is intact.
+    connection.send(b"POST /edgerag.json HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello");
+    assert_eq!(connection.response(false).status, 405);
+    // A client that expects 100 Continue gets it before it sends the body.
+    connection.send(
+        b"POST /edgerag.json HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\n",
+    );
+    assert_eq!(read_head(&mut connection.reader).status, 100);
+    connection.send(b"{}");
+    assert_eq!(connection.response(false).status, 405);
+
+    // Pipelined requests are answered in order.
+    connection
+        .send(b"GET /app.js HTTP/1.1\r\nHost: x\r\n\r\nGET /style.css HTTP/1.1\r\nHost: x\r\n\r\n");
+    assert_eq!(connection.response(false).body, b"export const x = 1;\n");
+    assert_eq!(connection.response(false).body, b"body { margin: 0 }\n");
+
+    // An HTTP/1.0 request closes the connection unless it asks for keep-alive.
+    connection.send(b"GET /app.js HTTP/1.0\r\nConnection: keep-alive\r\n\r\n");
+    let kept = connection.response(false);
+    assert_eq!((kept.status, kept.header("Connection")), (200, Some("keep-alive")));
+    connection.send(b"GET /app.js HTTP/1.0\r\n\r\n");
+    let last = connection.response(false);
+    assert_eq!((last.status, last.header("Connection")), (200, Some("close")));
+    assert!(connection.closed());
+}
+
+#[test]
+fn connection_close_is_honoured_and_idle_connections_time_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let site = make_site(dir.path());
+    let server = Serving::start(&["--site", path(&site), "--no-model"], None);
+
+    let mut closing = Connection::open(server.port, Duration::from_secs(10));
+    let response = closing.exchange("GET", "/app.js", "Connection: close\r\n");
+    assert_eq!(response.status, 200);
+    assert_eq!(response.body, b"export const x = 1;\n");
+    assert_eq!(response.header("Connection"), Some("close"));
+    assert!(closing.closed(), "the server closes after the response");
+
+    // A kept-alive connection is closed after a few idle seconds.
+    let mut idle = Connection::open(server.port, Duration::from_secs(20));
+    assert_eq!(idle.exchange("GET", "/app.js", "").status, 200);
+    let started = Instant::now();
+    assert!(idle.closed(), "closed when idle");
+    let waited = started.elapsed();
+    assert!(waited > Duration::from_secs(2) && waited < Duration::from_secs(15), "{waited:?}");
+}
+
+#[test]
+fn malformed_and_oversized_requests_are_refused_and_closed() {
+    let dir = tempfile::tempdir().unwrap();
+    let site = make_site(dir.path());
+    let server = Serving::start(&["--site", path(&site), "--no-model"], None);
+    let cookie = "a".repeat(20 << 10);
+    let many: String = (0..150).map(|i| format!("X-{i}: y\r\n")).collect();
+    let cases: [(&str, String, &[u16]); 8] = [
+        (
+            "a 20 KiB header",
+            format!("GET / HTTP/1.1\r\nHost: x\r\nCookie: {cookie}\r\n\r\n"),
+            &[431, 400],
+        ),
+        ("150 header fields", format!("GET / HTTP/1.1\r\nHost: x\r\n{many}\r\n"), &[431, 400]),
+        ("a bad request line", "GET /\r\n\r\n".to_owned(), &[400]),
+        ("no Host", "GET / HTTP/1.1\r\n\r\n".to_owned(), &[400]),
+        ("a bad header", "GET / HTTP/1.1\r\nHost: x\r\nBad header\r\n\r\n".to_owned(), &[400]),
+        ("HTTP/2", "GET / HTTP/2.0\r\nHost: x\r\n\r\n".to_owned(), &[505]),
+        (
+            "a chunked body",
+            "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n"
+                .to_owned(),
+            &[411, 400],
+        ),
+        (
+            "a 2 MiB body",
+            format!("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n", 2 << 20),
+            &[413],
+        ),
+    ];
+    for (what, raw, statuses) in cases {
+        let mut connection = Connection::open(server.port, Duration::from_secs(10));
+        connection.send(raw.as_bytes());
+        let response = connection.response(false);
+        assert!(statuses.contains(&response.status), "{what}: {response:?}");
+        assert_eq!(response.header("Connection"), Some("close"), "{what}");
+        assert!(connection.closed(), "{what}: closed after the refusal");
+    }
+    assert_eq!(server.get("/app.js").status, 200, "the server goes on");
+}
