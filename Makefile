@@ -12,6 +12,7 @@ EDGERAG := $(CARGO_TARGET_DIR)/release/edgerag
 export EDGERAG_DATA ?= $(abspath $(CURDIR)/../shared/data)
 DEMO_BUNDLE := $(CARGO_TARGET_DIR)/demo/demo.bundle
 DEMO_QUESTION := Who was the leader of the Norse raiders who settled Normandy?
+DEMO_PORT ?= 8080
 WASM_PROFILE := wasm-release
 
 .PHONY: help
@@ -23,7 +24,7 @@ setup: ## Install what the build and tests need (idempotent)
 	scripts/setup.sh rust
 
 .PHONY: test
-test: setup lint test-native test-wasm eval-check ## Run every test layer
+test: setup lint test-native test-wasm test-browser eval-check ## Run every test layer
 	@echo "make test: all layers passed"
 
 .PHONY: lint
@@ -45,12 +46,24 @@ wasm: ## Build edgerag-core and the wasm crate for wasm32 (+simd128)
 	scripts/wasm.sh --locked --profile $(WASM_PROFILE) -p edgerag-core -p edgerag-wasm
 
 WASM_PKG := $(CARGO_TARGET_DIR)/wasm-pkg
+WASM_WEB_PKG := $(CARGO_TARGET_DIR)/wasm-pkg-web
+
+.PHONY: wasm-web
+wasm-web: wasm ## The wasm module bound for browsers (ESM) and size-optimised by wasm-opt
+	scripts/setup.sh wasm-bindgen
+	scripts/wasm-bindgen.sh $(WASM_PROFILE) web $(WASM_WEB_PKG)
+
+.PHONY: demo-bundle
+demo-bundle: models ## Build the demo bundle (with embeddings) from demo/corpus
+	@mkdir -p $(dir $(DEMO_BUNDLE))
+	$(EDGERAG) build demo/corpus -o $(DEMO_BUNDLE) --name demo
 
 .PHONY: test-wasm
-test-wasm: wasm models ## The real wasm build under Node: embedding parity with sentence-transformers
+test-wasm: wasm demo-bundle ## The real wasm module under Node: embedding, search, answer and build parity with native
 	scripts/setup.sh wasm-bindgen
 	scripts/wasm-bindgen.sh $(WASM_PROFILE) nodejs $(WASM_PKG)
-	EDGERAG_WASM_PKG=$(WASM_PKG) EDGERAG_MODEL_DIR="$$($(EDGERAG) models path)" node --test wasm/tests/
+	EDGERAG_WASM_PKG=$(WASM_PKG) EDGERAG_MODEL_DIR="$$($(EDGERAG) models path)" \
+	  EDGERAG_BIN=$(EDGERAG) EDGERAG_BUNDLE=$(DEMO_BUNDLE) node --test wasm/tests/
 
 .PHONY: cli
 cli: ## Build the edgerag CLI (release)
@@ -66,17 +79,13 @@ eval: models ## Every mode on SciFact (train) and MuSiQue, with embeddings (SciF
 	$(EDGERAG) eval multihop "$(EDGERAG_DATA)/musique" --mode all
 
 .PHONY: bench
-bench: wasm models ## Embedding native vs wasm, search latency at 10k/100k chunks, HNSW recall (~15 min)
+bench: wasm demo-bundle ## Embedding native vs wasm, search latency at 10k/100k chunks, HNSW recall (~15 min)
 	scripts/setup.sh wasm-bindgen
 	scripts/wasm-bindgen.sh $(WASM_PROFILE) nodejs $(WASM_PKG)
-	@mkdir -p $(dir $(DEMO_BUNDLE))
-	$(EDGERAG) build demo/corpus -o $(DEMO_BUNDLE) --name demo
 	$(EDGERAG) bench --bundle $(DEMO_BUNDLE) --wasm-pkg $(WASM_PKG) $(BENCH_ARGS)
 
 .PHONY: demo
-demo: models ## Build the demo bundle (with embeddings) from demo/corpus, search it and ask it
-	@mkdir -p $(dir $(DEMO_BUNDLE))
-	$(EDGERAG) build demo/corpus -o $(DEMO_BUNDLE) --name demo
+demo: demo-bundle www ## Build the demo bundle, search it and ask it, then serve the demo site
 	$(EDGERAG) inspect $(DEMO_BUNDLE)
 	@while IFS= read -r query; do \
 	  echo; echo "── edgerag search demo.bundle \"$$query\" -k 3 ──"; \
@@ -84,7 +93,26 @@ demo: models ## Build the demo bundle (with embeddings) from demo/corpus, search
 	done < demo/queries.txt
 	@echo; echo "── edgerag ask demo.bundle \"$(DEMO_QUESTION)\" ──"
 	$(EDGERAG) ask $(DEMO_BUNDLE) "$(DEMO_QUESTION)"
+	@echo; echo "── the demo site: open the URL below (Ctrl-C stops it) ──"
+	$(EDGERAG) serve $(DEMO_BUNDLE) --site www/dist --port $(DEMO_PORT)
 
 .PHONY: fmt
 fmt: ## Format the code
 	$(CARGO) fmt --all
+
+# ── The browser: the npm package (web/), the demo site (www/) and their tests in Chromium ──
+
+.PHONY: web
+web: wasm-web ## The npm package @edgerag/web in web/dist, with the wasm module
+	scripts/setup.sh node
+	EDGERAG_WASM_WEB_PKG=$(WASM_WEB_PKG) npm run build --workspace web
+
+.PHONY: www
+www: web ## The demo site in www/dist (serve it: edgerag serve BUNDLE --site www/dist)
+	npm run build --workspace www
+
+.PHONY: test-browser
+test-browser: www demo-bundle cli ## The demo site in headless Chromium: load, ask, build in the tab, cache, LLM
+	scripts/setup.sh browser
+	EDGERAG=$(EDGERAG) EDGERAG_DEMO_BUNDLE=$(DEMO_BUNDLE) \
+	  EDGERAG_ARTIFACTS=$(CARGO_TARGET_DIR)/artifacts/browser node --test www/tests/

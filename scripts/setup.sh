@@ -2,7 +2,9 @@
 # Installs what the build and tests need, idempotently: `scripts/setup.sh STEP...`.
 #   rust         checks cargo, rustfmt and clippy (adds the rustup components if missing)
 #   wasm-debian  Debian's rustc-web toolchain for wasm32 (used when rustup lacks the target)
-#   wasm-bindgen the wasm-bindgen CLI at exactly the version in Cargo.lock, and Node.js
+#   wasm-bindgen the wasm-bindgen CLI at exactly the version in Cargo.lock, Node.js and wasm-opt
+#   node         the npm workspace's packages (npm ci), reinstalled only when package-lock.json changes
+#   browser      Debian's Chromium and ChromeDriver, for the browser tests
 # Every step checks first and does nothing when its tools are present.
 set -euo pipefail
 
@@ -39,9 +41,21 @@ wasm_bindgen() {
   if ! "$tools/bin/wasm-bindgen" --version 2>/dev/null | grep -qx "wasm-bindgen $version"; then
     echo "setup: installing wasm-bindgen-cli $version into $tools" >&2
     # Not --locked: its lock file pins a webpki-roots release the registry no longer serves.
-    cargo install --quiet --root "$tools" wasm-bindgen-cli --version "$version"
+    CARGO_TARGET_DIR="$tools/target" cargo install --quiet --root "$tools" wasm-bindgen-cli --version "$version"
   fi
   command -v node >/dev/null || apt_install nodejs
+  command -v wasm-opt >/dev/null || apt_install binaryen
+}
+
+node_packages() {
+  command -v npm >/dev/null || apt_install nodejs npm
+  local root stamp
+  root="$(cd "$(dirname "$0")/.." && pwd)"
+  stamp="$root/node_modules/.edgerag-package-lock.json"
+  cmp -s "$root/package-lock.json" "$stamp" && return 0
+  echo "setup: installing the npm workspace's packages (npm ci)" >&2
+  (cd "$root" && npm ci --no-audit --no-fund --loglevel=error)
+  cp "$root/package-lock.json" "$stamp"
 }
 
 for step in "$@"; do
@@ -49,6 +63,8 @@ for step in "$@"; do
     rust) rust ;;
     wasm-debian) apt_install rustc-web cargo-web rust-web-src lld binaryen ;;
     wasm-bindgen) wasm_bindgen ;;
+    node) node_packages ;;
+    browser) apt_install chromium chromium-driver ;;
     *) echo "setup: unknown step '$step'" >&2; exit 2 ;;
   esac
 done

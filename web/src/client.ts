@@ -1,0 +1,203 @@
+// The page-side API: an Edgerag drives one Web Worker that owns the wasm, and replaces it
+// (restoring the loaded bundle and model) after a crash.
+import { Connection, type Hooks } from "./connection.js";
+import { EdgeragError, messageOf } from "./errors.js";
+import { DEFAULT_MODEL_FILES, DEFAULT_MODEL_URL, type FileSpec, type ModelFileName } from "./model.js";
+import type {
+  Args,
+  BuildResult,
+  BundleInfo,
+  BundleSource,
+  ModelInfo,
+  ModelSource,
+  Operation,
+  Progress,
+  Result,
+} from "./protocol.js";
+import type { Answer, AskOptions, BuildOptions, GraphView, Inspection, SearchOptions, SearchResults } from "./types.js";
+
+export type OnProgress = (progress: Progress) => void;
+
+export interface CreateOptions {
+  /** The URL of `edgerag_wasm_bg.wasm`; by default the one shipped next to the worker. */
+  wasmUrl?: string | URL;
+  /** Progress of work done without being asked: restoring the bundle and model after a crash. */
+  onProgress?: OnProgress;
+}
+
+/** A bundle to load: a URL (relative to the page), a `File`/`Blob`, or its bytes (copied). */
+export type BundleInput = string | URL | Blob | ArrayBuffer | ArrayBufferView;
+
+export interface LoadBundleOptions {
+  /** The bundle's SHA-256 (hex): checked, and for a URL the key that lets the cache answer. */
+  sha256?: string;
+  onProgress?: OnProgress;
+}
+
+export interface LoadModelOptions {
+  /** Where the model's files are (`config.json`, `tokenizer.json`, `model.safetensors`);
+   * by default the Hugging Face Hub's all-MiniLM-L6-v2. Relative to the page. */
+  baseUrl?: string | URL;
+  /** SHA-256 and size per file, replacing the pinned ones of all-MiniLM-L6-v2 (`{}` for a
+   * file: not verified, cached by ETag). */
+  files?: Partial<Record<ModelFileName, FileSpec>>;
+  onProgress?: OnProgress;
+}
+
+export interface AskCallOptions extends AskOptions {
+  /** Receives the LLM's reply as it streams, piece by piece (not for extractive answers). */
+  onToken?: (text: string) => void;
+}
+
+export interface BuildCallOptions extends BuildOptions {
+  onProgress?: OnProgress;
+}
+
+/** A file to build from: a `File`, or a name (its extension gives the format) and bytes. */
+export type BuildInput = File | { name: string; bytes: ArrayBuffer | ArrayBufferView };
+
+/**
+ * edgerag in the page: a corpus bundle searched and asked in a Web Worker, so the page never
+ * freezes. Every method returns a promise and rejects with an {@link EdgeragError}.
+ */
+export class Edgerag {
+  readonly #wasmUrl: string | undefined;
+  readonly #onProgress: OnProgress | undefined;
+  #connection: Connection | null = null;
+  #starting: Promise<Connection> | null = null;
+  #closed = false;
+  #version = "";
+  /** What a fresh worker must load again after a crash. */
+  #bundle: BundleSource | null = null;
+  #model: ModelSource | null = null;
+
+  private constructor(options: CreateOptions) {
+    this.#wasmUrl = options.wasmUrl === undefined ? undefined : resolve(options.wasmUrl);
+    this.#onProgress = options.onProgress;
+  }
+
+  /** Starts the worker and the WebAssembly module. */
+  static async create(options: CreateOptions = {}): Promise<Edgerag> {
+    const rag = new Edgerag(options);
+    await rag.#connect();
+    return rag;
+  }
+
+  /** The edgerag version of the WebAssembly module. */
+  get version(): string {
+    return this.#version;
+  }
+
+  /** Loads a bundle, replacing the loaded one. URLs are downloaded with byte progress and cached. */
+  async loadBundle(input: BundleInput, options: LoadBundleOptions = {}): Promise<BundleInfo> {
+    const source: BundleSource = { ...bundleSource(input), ...(options.sha256 === undefined ? {} : { sha256: options.sha256 }) };
+    const info = await this.#run("loadBundle", { source }, { onProgress: options.onProgress });
+    this.#bundle = source;
+    return info;
+  }
+
+  /** Loads the embedding model (for dense and hybrid retrieval, and embedding in builds). */
+  async loadModel(options: LoadModelOptions = {}): Promise<ModelInfo> {
+    const source: ModelSource = {
+      baseUrl: withSlash(resolve(options.baseUrl ?? DEFAULT_MODEL_URL)),
+      files: { ...DEFAULT_MODEL_FILES, ...options.files },
+    };
+    const info = await this.#run("loadModel", { source }, { onProgress: options.onProgress });
+    this.#model = source;
+    return info;
+  }
+
+  search(query: string, options: SearchOptions = {}): Promise<SearchResults> {
+    return this.#run("search", { query, options });
+  }
+
+  /** A cited answer: from the LLM given in `options.llm`, else extractive. */
+  ask(question: string, options: AskCallOptions = {}): Promise<Answer> {
+    const { onToken, ...askOptions } = options;
+    return this.#run("ask", { question, options: askOptions }, { onToken });
+  }
+
+  /** The loaded bundle's manifest, part sizes and documents. */
+  inspect(): Promise<Inspection> {
+    return this.#run("inspect", {});
+  }
+
+  /** The keyword graph around chunks (e.g. an answer's cited chunks), for drawing. */
+  graph(chunkIds: string[], limit?: number): Promise<GraphView> {
+    return this.#run("graph", limit === undefined ? { chunkIds } : { chunkIds, limit });
+  }
+
+  /** Builds a bundle from files, embedding the chunks when a model is loaded. */
+  build(files: BuildInput[], options: BuildCallOptions = {}): Promise<BuildResult> {
+    const { onProgress, ...buildOptions } = options;
+    return this.#run("build", { files: files.map(toFile), options: buildOptions }, { onProgress });
+  }
+
+  /** Ends the worker; calls in flight and later calls reject with code `closed`. */
+  close(): void {
+    this.#closed = true;
+    this.#connection?.terminate("closed", "the Edgerag was closed");
+    this.#connection = null;
+  }
+
+  async #run<O extends Operation>(op: O, args: Args<O>, hooks: Hooks = {}): Promise<Result<O>> {
+    const connection = await this.#connect();
+    return connection.call(op, args, hooks);
+  }
+
+  /** The live worker, or a new one with the bundle and model restored (after a crash). */
+  #connect(): Promise<Connection> {
+    if (this.#closed) return Promise.reject(new EdgeragError("closed", "the Edgerag was closed"));
+    if (this.#connection && !this.#connection.dead) return Promise.resolve(this.#connection);
+    this.#starting ??= this.#start().finally(() => {
+      this.#starting = null;
+    });
+    return this.#starting;
+  }
+
+  async #start(): Promise<Connection> {
+    const worker = new Worker(new URL("./worker.js", import.meta.url), { type: "module", name: "edgerag" });
+    const connection = new Connection(worker);
+    try {
+      const args = this.#wasmUrl === undefined ? {} : { wasmUrl: this.#wasmUrl };
+      this.#version = (await connection.call("init", args)).version;
+    } catch (error) {
+      connection.terminate("init", messageOf(error));
+      throw new EdgeragError("init", `edgerag could not start: ${messageOf(error)}`);
+    }
+    try {
+      const hooks = { onProgress: this.#onProgress };
+      if (this.#model) await connection.call("loadModel", { source: this.#model }, hooks);
+      if (this.#bundle) await connection.call("loadBundle", { source: this.#bundle }, hooks);
+    } catch (error) {
+      connection.terminate("crashed", messageOf(error));
+      throw error;
+    }
+    this.#connection = connection;
+    return connection;
+  }
+}
+
+function resolve(url: string | URL): string {
+  return new URL(url, document.baseURI).href;
+}
+
+function withSlash(url: string): string {
+  return url.endsWith("/") ? url : `${url}/`;
+}
+
+function bundleSource(input: BundleInput): BundleSource {
+  if (typeof input === "string" || input instanceof URL) return { url: resolve(input) };
+  if (input instanceof Blob) return { blob: input };
+  return { blob: new Blob([copy(input)]) };
+}
+
+function toFile(input: BuildInput): File {
+  return input instanceof File ? input : new File([copy(input.bytes)], input.name);
+}
+
+/** The bytes of a buffer or a view of one, as a Uint8Array over an ArrayBuffer. */
+function copy(bytes: ArrayBuffer | ArrayBufferView): Uint8Array<ArrayBuffer> {
+  const view = bytes instanceof ArrayBuffer ? new Uint8Array(bytes) : new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  return new Uint8Array(view);
+}

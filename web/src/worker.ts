@@ -1,0 +1,195 @@
+// The module Web Worker that owns the WebAssembly instance, the loaded bundle and model, and
+// does every download (so big buffers never cross to the page). Started by client.ts.
+import init, { build, Edgerag as Core, Model, version } from "./wasm/edgerag_wasm.js";
+import type { AskOptions, BuildProgress, BuildSummary, Manifest } from "./types.js";
+import { EdgeragError, messageOf, type ErrorCode } from "./errors.js";
+import { fetchBytes, verify } from "./fetcher.js";
+import { MODEL_FILES, type ModelFileName } from "./model.js";
+import type { Args, BundleSource, ModelSource, Operation, Progress, Reply, Request, Result } from "./protocol.js";
+
+/** The worker's global scope, as far as this file uses it (the DOM lib has no worker types). */
+interface WorkerScope {
+  postMessage(message: Reply, transfer?: Transferable[]): void;
+  onmessage: ((event: MessageEvent<Request>) => void) | null;
+}
+const scope = globalThis as unknown as WorkerScope;
+
+/** What an operation can send back while it runs. */
+interface Call {
+  progress(progress: Progress): void;
+  token(text: string): void;
+  /** Moves a buffer to the page with the result instead of copying it. */
+  transfer(buffer: ArrayBuffer): void;
+}
+
+let bundle: Core | null = null;
+let model: Model | null = null;
+/** Set when the instance aborted (a Rust panic): it must not run anything again. */
+let crashed = false;
+/** The tail of the queue that runs wasm work one piece at a time (ask awaits the LLM). */
+let queue: Promise<unknown> = Promise.resolve();
+
+function exclusive<T>(work: () => T | Promise<T>): Promise<T> {
+  const run = queue.then(work);
+  queue = run.catch(() => undefined);
+  return run;
+}
+
+function requireBundle(): Core {
+  if (!bundle) throw new EdgeragError("bundle", "no bundle is loaded: call loadBundle first");
+  return bundle;
+}
+
+/** Attaches the model to the bundle when the bundle has vectors of that model. */
+function attachModel(): boolean {
+  if (!bundle || !model || bundle.manifest().embedding === null) return false;
+  try {
+    bundle.useModel(model);
+  } catch (error) {
+    if (error instanceof WebAssembly.RuntimeError) throw error;
+    return false; // another model's vectors: BM25 and the graph still work
+  }
+  return bundle.denseReady;
+}
+
+async function bundleBytes(source: BundleSource, call: Call): Promise<Uint8Array> {
+  const spec = source.sha256 === undefined ? {} : { sha256: source.sha256 };
+  if ("url" in source) {
+    return fetchBytes(source.url, spec, (loaded, total, cached) =>
+      call.progress({ phase: "download", file: source.url, loaded, total, cached }),
+    );
+  }
+  const bytes = new Uint8Array(await source.blob.arrayBuffer());
+  await verify(bytes, spec, "the bundle");
+  return bytes;
+}
+
+/** Downloads the model's files one after the other, reporting bytes over all of them. */
+async function modelBytes(source: ModelSource, call: Call): Promise<Record<ModelFileName, Uint8Array>> {
+  const sizes = MODEL_FILES.map((name) => source.files[name].bytes);
+  const total = sizes.every((size) => size !== undefined) ? sizes.reduce((a, b) => a + b, 0) : null;
+  const files = {} as Record<ModelFileName, Uint8Array>;
+  let before = 0;
+  for (const name of MODEL_FILES) {
+    const url = new URL(name, source.baseUrl).href;
+    files[name] = await fetchBytes(url, source.files[name], (loaded, _total, cached) =>
+      call.progress({ phase: "download", file: url, loaded: before + loaded, total, cached }),
+    );
+    before += files[name].length;
+  }
+  return files;
+}
+
+type Handlers = { [O in Operation]: (args: Args<O>, call: Call) => Promise<Result<O>> };
+
+const handlers: Handlers = {
+  async init({ wasmUrl }) {
+    await init(wasmUrl === undefined ? undefined : { module_or_path: wasmUrl });
+    return { version: version() };
+  },
+
+  async loadBundle({ source }, call) {
+    const bytes = await bundleBytes(source, call);
+    return exclusive(() => {
+      call.progress({ phase: "open", what: "bundle" });
+      const next = new Core(bytes);
+      bundle?.free();
+      bundle = next;
+      const manifest: Manifest = next.manifest();
+      return { manifest, denseReady: attachModel() };
+    });
+  },
+
+  async loadModel({ source }, call) {
+    const files = await modelBytes(source, call);
+    return exclusive(() => {
+      call.progress({ phase: "open", what: "model" });
+      const next = new Model(files["config.json"], files["tokenizer.json"], files["model.safetensors"]);
+      model?.free();
+      model = next;
+      return { id: next.id, dimension: next.dimension, denseReady: attachModel() };
+    });
+  },
+
+  async search({ query, options }) {
+    return exclusive(() => requireBundle().search(query, options));
+  },
+
+  async ask({ question, options }, call) {
+    return exclusive(() => requireBundle().ask(question, options, (text: string) => call.token(text)));
+  },
+
+  async inspect() {
+    return exclusive(() => requireBundle().inspect());
+  },
+
+  async graph({ chunkIds, limit }) {
+    return exclusive(() => requireBundle().graph(chunkIds, limit));
+  },
+
+  async build({ files, options }, call) {
+    const inputs = await Promise.all(
+      files.map(async (file) => ({ name: file.name, bytes: new Uint8Array(await file.arrayBuffer()) })),
+    );
+    const report = (progress: BuildProgress) => call.progress({ phase: "build", ...progress });
+    return exclusive(() => {
+      // The module returns `{ bytes, summary }` as a plain object; its bytes are a copy of
+      // wasm memory, a Uint8Array over an ArrayBuffer of its own (moved to the page).
+      const built = (model ? model.build(inputs, options, report) : build(inputs, options, report)) as {
+        bytes: Uint8Array<ArrayBuffer>;
+        summary: BuildSummary;
+      };
+      call.transfer(built.bytes.buffer);
+      return built;
+    });
+  },
+};
+
+/** The error code of a failed operation when the core's error does not carry one. */
+function errorCode(request: Request): ErrorCode {
+  switch (request.op) {
+    case "init":
+      return "init";
+    case "loadBundle":
+      return "bundle";
+    case "loadModel":
+      return "model";
+    case "build":
+      return "build";
+    case "ask":
+      return usesLlm(request.args.options) ? "llm" : "search";
+    default:
+      return "search";
+  }
+}
+
+function usesLlm(options: AskOptions): boolean {
+  return options.llm !== undefined && options.extractive !== true;
+}
+
+async function handle(request: Request): Promise<void> {
+  const { id } = request;
+  const transfer: Transferable[] = [];
+  const call: Call = {
+    progress: (progress) => scope.postMessage({ id, type: "progress", progress }),
+    token: (text) => scope.postMessage({ id, type: "token", text }),
+    transfer: (buffer) => transfer.push(buffer),
+  };
+  try {
+    if (crashed) throw new EdgeragError("crashed", "the WebAssembly instance has crashed");
+    // The union of handlers cannot be called with the union of arguments without this cast.
+    const run = handlers[request.op] as (args: Args<Operation>, call: Call) => Promise<unknown>;
+    const value = await run(request.args, call);
+    scope.postMessage({ id, type: "done", value }, transfer);
+  } catch (error) {
+    if (error instanceof WebAssembly.RuntimeError) {
+      crashed = true;
+      scope.postMessage({ id, type: "error", code: "crashed", message: `the WebAssembly instance crashed: ${error.message}` });
+      return;
+    }
+    const code = error instanceof EdgeragError ? error.code : errorCode(request);
+    scope.postMessage({ id, type: "error", code, message: messageOf(error) });
+  }
+}
+
+scope.onmessage = (event) => void handle(event.data);

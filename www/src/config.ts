@@ -1,0 +1,31 @@
+// The site's edgerag.json (written by `edgerag serve`): the bundles it offers and the model.
+import type { FileSpec, ModelFileName } from "@edgerag/web";
+
+export interface SiteBundle {
+  name: string;
+  url: string;
+  bytes: number;
+  sha256: string;
+  corpus: string;
+  chunks: number;
+  embedding: string | null;
+}
+
+export interface SiteModel {
+  id: string;
+  url: string;
+  files: Record<ModelFileName, Required<FileSpec>>;
+}
+
+export interface SiteConfig {
+  bundles: SiteBundle[];
+  model: SiteModel | null;
+}
+
+/** The site's configuration; none (no bundles, the default model) when the file is absent. */
+export async function loadConfig(): Promise<SiteConfig> {
+  const response = await fetch("edgerag.json", { cache: "no-cache" });
+  if (response.status === 404) return { bundles: [], model: null };
+  if (!response.ok) throw new Error(`edgerag.json: HTTP ${response.status}`);
+  return (await response.json()) as SiteConfig;
+}

@@ -1,0 +1,161 @@
+// The @edgerag/web API itself, in Chromium against `edgerag serve`: cache keys and
+// revalidation, typed errors, and bundles from bytes and in-tab builds. The page is a file of
+// the site (not the demo app), so only these calls run. Run by `make test-browser`.
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { browser, serve, watchConsole } from "./helpers.mjs";
+
+const repo = (path) => fileURLToPath(new URL(`../../${path}`, import.meta.url));
+const demoBundle = process.env.EDGERAG_DEMO_BUNDLE;
+assert.ok(demoBundle, "set EDGERAG_DEMO_BUNDLE to the demo bundle (make test-browser does)");
+
+let server;
+let chromium;
+let page;
+let errors;
+let demo; // the demo bundle's entry in edgerag.json
+
+before(async () => {
+  server = await serve(demoBundle, repo("www/dist"));
+  const [entry] = (await (await fetch(new URL("edgerag.json", server.url))).json()).bundles;
+  demo = { ...entry, url: new URL(entry.url, server.url).href };
+  chromium = await browser();
+  page = chromium.context.pages()[0] ?? (await chromium.context.newPage());
+  page.setDefaultTimeout(60_000);
+  errors = watchConsole(page);
+  await page.goto(new URL("edgerag/index.js", server.url).href);
+  await page.evaluate(async () => {
+    window.web = await import("/edgerag/index.js");
+    window.rag = await window.web.Edgerag.create();
+    // The outcome of a call: its value, or what the error carries.
+    window.outcome = async (call) => {
+      try {
+        return { value: await call() };
+      } catch (error) {
+        return { code: error.code, message: error.message, isEdgeragError: error instanceof window.web.EdgeragError };
+      }
+    };
+  });
+});
+
+after(async () => {
+  await chromium?.close();
+  server?.stop();
+});
+
+/** Statuses of the bundle downloads while `work` runs. */
+async function bundleResponses(work) {
+  const statuses = [];
+  const watch = (response) => {
+    if (new URL(response.url()).pathname.startsWith("/bundles/")) statuses.push(response.status());
+  };
+  page.context().on("response", watch);
+  try {
+    await work();
+  } finally {
+    page.context().off("response", watch);
+  }
+  return statuses;
+}
+
+test("a wrong SHA-256 is an integrity error, and nothing is cached", async () => {
+  const statuses = await bundleResponses(async () => {
+    const wrong = await page.evaluate(({ url }) => outcome(() => rag.loadBundle(url, { sha256: "0".repeat(64) })), demo);
+    assert.equal(wrong.code, "integrity", JSON.stringify(wrong));
+    assert.ok(wrong.isEdgeragError);
+    assert.match(wrong.message, new RegExp(`SHA-256 is ${demo.sha256}, expected 0{64}`));
+    const right = await page.evaluate(async ({ url, sha256 }) => (await rag.loadBundle(url, { sha256 })).manifest.corpus, demo);
+    assert.equal(right, demo.corpus);
+  });
+  assert.deepEqual(statuses, [200, 200], "the second load downloads again: the bad bytes were not cached");
+});
+
+test("a known SHA-256 loads from the cache with no request; without one, a 304 revalidates", async () => {
+  const withHash = await bundleResponses(() => page.evaluate(({ url, sha256 }) => rag.loadBundle(url, { sha256 }), demo));
+  assert.deepEqual(withHash, []);
+  const withoutHash = await bundleResponses(() => page.evaluate(({ url }) => rag.loadBundle(url), demo));
+  assert.deepEqual(withoutHash, [304]);
+  const hits = await page.evaluate(async () => (await rag.search("Who won Super Bowl 50?", { k: 3, mode: "bm25" })).results.map((hit) => hit.document));
+  assert.match(hits[0], /(^|\/)super-bowl-50\.md$/);
+});
+
+test("errors carry a code and the core's message", async () => {
+  const missing = await page.evaluate(() => outcome(() => rag.loadBundle("/bundles/missing.bundle")));
+  assert.equal(missing.code, "network");
+  assert.match(missing.message, /missing\.bundle: HTTP 404/);
+  const garbage = await page.evaluate(() => outcome(() => rag.loadBundle(new Uint8Array([1, 2, 3]))));
+  assert.equal(garbage.code, "bundle");
+  assert.ok(garbage.message.length > 0);
+  const dense = await page.evaluate(() => outcome(() => rag.search("steam", { mode: "dense" })));
+  assert.equal(dense.code, "search", "dense search without the model fails clearly");
+  assert.ok(dense.message.length > 0);
+});
+
+test("builds a bundle without a model from named bytes, and loads it from bytes", async () => {
+  const markdown = `# Tides\n\nThe tides of the Bay of Fundy are the highest in the world, rising up to sixteen metres.\n\n## Cause\n\nThe bay's length resonates with the Atlantic tide.\n`;
+  const result = await page.evaluate(async (text) => {
+    const progress = [];
+    const built = await rag.build([{ name: "tides.md", bytes: new TextEncoder().encode(text) }], {
+      name: "tides",
+      onProgress: (event) => progress.push(`${event.phase}:${event.stage}`),
+    });
+    const info = await rag.loadBundle(built.bytes);
+    const hits = await rag.search("highest tides", { k: 1 });
+    return { summary: built.summary, size: built.bytes.byteLength, corpus: info.manifest.corpus, progress, hit: hits.results[0] };
+  }, markdown);
+  assert.equal(result.summary.documents, 1);
+  assert.equal(result.summary.vectors, 0);
+  assert.equal(result.size, result.summary.bytes);
+  assert.equal(result.corpus, "tides");
+  assert.ok(result.progress.includes("build:load") && result.progress.includes("build:bm25"), result.progress.join());
+  assert.equal(result.hit.document, "tides.md");
+  assert.match(result.hit.text, /Bay of Fundy/);
+});
+
+test("a panic in the core is a crashed error; the next call runs in a fresh worker with the bundle restored", async () => {
+  await page.evaluate(({ url, sha256 }) => rag.loadBundle(url, { sha256 }), demo);
+  const crashed = await page.evaluate((pdf) => outcome(() => rag.build([{ name: "broken.pdf", bytes: new TextEncoder().encode(pdf) }])), fontlessPdf());
+  assert.equal(crashed.code, "crashed", JSON.stringify(crashed));
+  const statuses = await bundleResponses(async () => {
+    const hits = await page.evaluate(async () => (await rag.search("Who won Super Bowl 50?", { k: 1, mode: "bm25" })).results);
+    assert.match(hits[0].document, /(^|\/)super-bowl-50\.md$/);
+  });
+  assert.deepEqual(statuses, [], "the bundle was restored from the cache");
+});
+
+test("after close(), calls reject with code closed", async () => {
+  const closed = await page.evaluate(() => {
+    rag.close();
+    return outcome(() => rag.inspect());
+  });
+  assert.equal(closed.code, "closed");
+});
+
+test("the console shows no errors but the 404 and the panic asked for", () => {
+  const notFound = "console: Failed to load resource: the server responded with a status of 404 (Not Found)";
+  const unexpected = errors.filter((error) => error !== notFound && !/panicked at/.test(error));
+  assert.deepEqual(unexpected, []);
+  assert.equal(errors.filter((error) => error === notFound).length, 1, "one 404: /bundles/missing.bundle");
+});
+
+/** A PDF whose page draws text in a font it never defines: the PDF parser panics on it. */
+function fontlessPdf() {
+  const objects = [
+    "<< /Type /Catalog /Pages 2 0 R >>",
+    "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+    "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R >>",
+  ];
+  const text = "BT /F9 12 Tf 72 712 Td (Hello world) Tj ET";
+  objects.push(`<< /Length ${text.length} >>\nstream\n${text}\nendstream`);
+  let pdf = "%PDF-1.4\n";
+  const offsets = objects.map((object, i) => {
+    const offset = pdf.length;
+    pdf += `${i + 1} 0 obj\n${object}\nendobj\n`;
+    return offset;
+  });
+  const xref = pdf.length;
+  pdf += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n`;
+  pdf += offsets.map((offset) => `${String(offset).padStart(10, "0")} 00000 n \n`).join("");
+  return `${pdf}trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
+}

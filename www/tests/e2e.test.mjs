@@ -1,0 +1,188 @@
+// The demo site in real Chromium against `edgerag serve`: the demo bundle and the model load
+// (and come from the cache after a reload), a question gets a cited answer, a bundle is built
+// in the tab from a PDF and a Markdown file, the layout fits a phone, and an LLM's reply
+// streams in. Run by `make test-browser`:
+//   EDGERAG=… EDGERAG_DEMO_BUNDLE=… node --test www/tests/
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { browser, llmServer, screenshot, serve, watchConsole } from "./helpers.mjs";
+
+const repo = (path) => fileURLToPath(new URL(`../../${path}`, import.meta.url));
+const demoBundle = process.env.EDGERAG_DEMO_BUNDLE;
+assert.ok(demoBundle, "set EDGERAG_DEMO_BUNDLE to the demo bundle (make test-browser does)");
+
+const QUESTION = "Who was the leader of the Norse raiders who settled Normandy?";
+const MINUTE = 60_000;
+
+let server;
+let chromium;
+/** The one tab of the run (reloaded, resized): its console errors are checked at the end. */
+let page;
+let errors;
+
+before(async () => {
+  server = await serve(demoBundle, repo("www/dist"));
+  chromium = await browser();
+  page = chromium.context.pages()[0] ?? (await chromium.context.newPage());
+  page.setDefaultTimeout(2 * MINUTE);
+  errors = watchConsole(page);
+});
+
+after(async () => {
+  await chromium?.close();
+  server?.stop();
+});
+
+/** Responses for bundle and model files (the worker's included) until `stop()`. */
+function watchTransfers() {
+  const list = [];
+  const watch = (response) => {
+    const { pathname } = new URL(response.url());
+    if (/^\/(bundles|models)\//.test(pathname)) list.push({ pathname, status: response.status() });
+  };
+  page.context().on("response", watch);
+  return { list, stop: () => page.context().off("response", watch) };
+}
+
+async function waitLoaded(target) {
+  await target.getByText("dense retrieval ready").waitFor({ timeout: 5 * MINUTE });
+  await target.locator("#question:enabled").waitFor();
+}
+
+async function ask(target, question) {
+  await target.locator("#question").fill(question);
+  await target.locator("#ask-button").click();
+  await target.locator('#answer[aria-busy="false"] #answer-text p').waitFor({ timeout: 2 * MINUTE });
+}
+
+test("loads the site's demo bundle and model, with byte progress", { timeout: 10 * MINUTE }, async () => {
+  const config = await (await fetch(new URL("edgerag.json", server.url))).json();
+  assert.equal(config.bundles[0].name, "demo");
+  const progress = [];
+  await page.exposeFunction("recordProgress", (text) => progress.push(text));
+  await page.addInitScript(() => {
+    new MutationObserver(() => {
+      const label = document.getElementById("progress-label")?.textContent;
+      if (label) window.recordProgress(label);
+    }).observe(document, { subtree: true, childList: true, characterData: true });
+  });
+  const transfers = watchTransfers();
+  await page.goto(server.url);
+  await waitLoaded(page);
+  transfers.stop();
+  // The worker's downloads are seen (so the reload test below can see that there are none).
+  const downloaded = transfers.list.filter((transfer) => transfer.status === 200).map((transfer) => transfer.pathname);
+  assert.deepEqual(downloaded.sort(), [
+    "/bundles/demo.bundle",
+    "/models/all-MiniLM-L6-v2/config.json",
+    "/models/all-MiniLM-L6-v2/model.safetensors",
+    "/models/all-MiniLM-L6-v2/tokenizer.json",
+  ]);
+  assert.match(await page.locator("#corpus-status").innerText(), /^demo: 6 documents, \d+ chunks · dense retrieval ready$/);
+  const percents = new Set(progress.flatMap((label) => /^Downloading the embedding model: (\d+)% of [\d.]+ MB$/.exec(label)?.slice(1) ?? []));
+  assert.ok(percents.has("0") && percents.size >= 4, `the model's download is shown as it goes:\n${progress.join("\n")}`);
+  await screenshot(page, "loaded");
+});
+
+test("answers with a citation of normans.md, explained, with the keyword graph", { timeout: 5 * MINUTE }, async () => {
+  await ask(page, QUESTION);
+  const answer = await page.locator("#answer-text").innerText();
+  assert.match(answer, /Rollo/);
+  const citation = page.locator('#answer-text a.citation[data-document$="normans.md"]').first();
+  const target = await citation.getAttribute("href");
+  assert.match(target, /^#source-S\d+$/);
+  const source = page.locator(target);
+  assert.match(await source.locator(".document").innerText(), /(^|\/)normans\.md$/);
+  assert.match(await source.locator(".scores").innerText(), /bm25 \d+\.\d{3} \(#\d+\)/);
+  assert.ok((await source.locator("mark").count()) > 0, "the cited sentence is highlighted in its chunk");
+  await citation.click();
+  assert.equal(await page.evaluate(() => location.hash), target);
+  assert.ok((await page.locator("#graph svg .node.keyword").count()) > 0, "keywords are drawn");
+  assert.ok((await page.locator("#graph svg a .node.chunk.source").count()) > 0, "cited chunks link to their sources");
+  await screenshot(page, "answer");
+});
+
+test("after a reload, no bundle or model bytes are fetched again", { timeout: 5 * MINUTE }, async () => {
+  const transfers = watchTransfers();
+  await page.reload();
+  await waitLoaded(page);
+  await ask(page, QUESTION);
+  transfers.stop();
+  assert.match(await page.locator("#answer-text").innerText(), /Rollo/);
+  const moved = transfers.list.filter((transfer) => transfer.status !== 304);
+  assert.deepEqual(moved, [], `fetched again: ${JSON.stringify(transfers.list)}`);
+});
+
+test("builds a bundle in the tab from a PDF and a Markdown file, then searches it", { timeout: 20 * MINUTE }, async (t) => {
+  await page.locator("#build-section summary").click();
+  const started = Date.now();
+  await page.locator("#build-files").setInputFiles([repo("demo/corpus/shared-mime-info-spec.pdf"), repo("demo/corpus/steam-engine.md")]);
+  await page.getByText("Loaded my-documents.bundle").waitFor({ timeout: 15 * MINUTE });
+  const seconds = (Date.now() - started) / 1000;
+  const summary = await page.locator("#build-summary").innerText();
+  t.diagnostic(`in-tab build: ${seconds.toFixed(1)} s — ${summary}`);
+  const chunks = Number(/(\d+) chunks/.exec(summary)?.[1]);
+  assert.match(summary, /^Built my-documents\.bundle from 2 documents: \d+ chunks, \d+ vectors/);
+  assert.match(summary, new RegExp(`${chunks} vectors`), "every chunk is embedded");
+  t.diagnostic(`embedding speed: ${(chunks / seconds).toFixed(1)} chunks/s`);
+  assert.match(await page.locator("#corpus-status").innerText(), /^my-documents\.bundle: 2 documents, \d+ chunks · dense retrieval ready$/);
+  const href = await page.locator("#build-download").getAttribute("href");
+  const size = await page.evaluate(async (url) => (await (await fetch(url)).arrayBuffer()).byteLength, href);
+  assert.match(summary, new RegExp(`${(size / 1024).toFixed(1)} KB`), `the download holds the ${size} bytes built`);
+  await screenshot(page, "built");
+
+  await ask(page, "glob patterns for MIME type detection");
+  assert.equal(await page.locator("#sources li:first-child .document").innerText(), "shared-mime-info-spec.pdf");
+  assert.match(await page.locator("#sources li:first-child h3").innerText(), /\(p\. \d+\)$/);
+});
+
+test("fits a phone-sized viewport (375 px) with no horizontal scroll", { timeout: 5 * MINUTE }, async () => {
+  await page.setViewportSize({ width: 375, height: 812 });
+  await page.goto(server.url);
+  await waitLoaded(page);
+  await ask(page, QUESTION);
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  assert.equal(overflow, 0, "no horizontal scroll");
+  await screenshot(page, "phone");
+  await page.setViewportSize({ width: 1280, height: 900 });
+});
+
+test("streams an LLM's answer configured in the settings panel, with the key sent", { timeout: 5 * MINUTE }, async () => {
+  const llm = await llmServer();
+  try {
+    await page.locator("#llm-settings summary").click();
+    await page.locator("#llm-base-url").fill(llm.baseUrl);
+    await page.locator("#llm-model").fill("tiny-test-llm");
+    await page.locator("#llm-key").fill("sk-test-key-123");
+    await page.locator("#llm-enabled").check();
+    await page.locator("#llm-form button[type=submit]").click();
+    await page.getByText("Saved: answers come from tiny-test-llm.").waitFor();
+
+    await page.evaluate(() => {
+      window.answerStates = [];
+      const text = document.getElementById("answer-text");
+      new MutationObserver(() => window.answerStates.push(text.textContent)).observe(text, { childList: true, characterData: true, subtree: true });
+    });
+    await ask(page, QUESTION);
+    const states = await page.evaluate(() => window.answerStates);
+    const final = await page.locator("#answer-text").textContent();
+    const partial = new Set(states.filter((state) => state && state.length < final.length && final.startsWith(state)));
+    assert.ok(partial.size >= 2, `at least two intermediate states: ${JSON.stringify(states)}`);
+    assert.match(final, /Rollo/);
+    assert.ok((await page.locator("#answer-text a.citation").count()) > 0, "the LLM's answer shows a citation");
+    assert.match(await page.locator("#answer-meta").innerText(), /^Written by the LLM from the sources \(tiny-test-llm\)/);
+    assert.ok(llm.requests.length > 0);
+    for (const request of llm.requests) assert.equal(request.headers.authorization, "Bearer sk-test-key-123");
+
+    await page.locator("#llm-forget").click();
+    const stored = await page.evaluate(() => JSON.parse(localStorage.getItem("edgerag.llm")));
+    assert.equal(stored.apiKey, "");
+  } finally {
+    await llm.close();
+  }
+});
+
+test("the console shows no errors", () => {
+  assert.deepEqual(errors, []);
+});
