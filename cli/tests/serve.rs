@@ -396,10 +396,18 @@ fn without_a_cached_model_it_warns_and_serves_none() {
 fn the_cached_default_model_is_served_as_all_minilm() {
     let dir = tempfile::tempdir().unwrap();
     let site = make_site(dir.path());
-    let located = run_json(&["models", "path", "--json"]);
-    if located["present"] != true || std::env::var_os("EDGERAG_MODEL_DIR").is_some() {
-        return; // The model is fetched by `make test`; without it there is nothing to serve.
-    }
+    // Serve looks in the cache (EDGERAG_MODEL_DIR is removed for it), where `make models` puts
+    // the model before the tests run.
+    let output = Command::new(env!("CARGO_BIN_EXE_edgerag"))
+        .args(["models", "path", "--json"])
+        .env_remove("EDGERAG_MODEL_DIR")
+        .output()
+        .expect("run edgerag");
+    let located: Value = serde_json::from_slice(&output.stdout).expect("models path --json");
+    assert_eq!(
+        located["present"], true,
+        "the default model is not in the cache: run `make models`"
+    );
     let server = Serving::start(&["--site", path(&site)], None);
     let model = &server.started["model"];
     assert_eq!(model["id"], "sentence-transformers/all-MiniLM-L6-v2");
