@@ -174,6 +174,8 @@ pub struct AskRequest {
     /// Metadata restrictions on the sources (`filters` is accepted too).
     #[serde(alias = "filters")]
     pub filter: Filter,
+    /// Whether each source carries why it was retrieved.
+    pub explain: bool,
     /// Answer extractively even when an LLM is given.
     pub extractive: bool,
     /// Sentences in an extractive answer.
@@ -202,6 +204,7 @@ impl AskRequest {
         let search = SearchRequest {
             k: self.k,
             mode: self.mode,
+            explain: self.explain,
             filter: self.filter.clone(),
             ..SearchRequest::default()
         }
@@ -408,5 +411,7 @@ mod tests {
         let bad_url = ask(r#"{"llm": {"baseUrl": "ftp://x"}}"#).unwrap();
         assert!(bad_url.llm().unwrap_err().to_string().contains("http://"));
         assert!(ask(r#"{"llmKeywords": true}"#).unwrap().llm().is_err());
+        let forever = ask(r#"{"llm": {"timeoutMs": 10000000000}}"#).unwrap();
+        assert!(forever.llm().unwrap_err().to_string().contains("at most 3600 s"));
     }
 }

@@ -17,18 +17,19 @@ use serde::Deserialize;
 use crate::common::fixture;
 
 #[derive(Deserialize)]
-struct Reference {
-    sentences: Vec<Sentence>,
+pub(crate) struct Reference {
+    pub(crate) sentences: Vec<Sentence>,
 }
 
 #[derive(Deserialize)]
-struct Sentence {
-    text: String,
-    tokens: usize,
-    vector: Vec<f32>,
+pub(crate) struct Sentence {
+    pub(crate) text: String,
+    pub(crate) tokens: usize,
+    pub(crate) vector: Vec<f32>,
 }
 
-fn reference() -> &'static Reference {
+/// The sentence-transformers reference: 70 texts (short claims, sentences, 300+ token texts).
+pub(crate) fn reference() -> &'static Reference {
     static REFERENCE: OnceLock<Reference> = OnceLock::new();
     REFERENCE.get_or_init(|| serde_json::from_slice(&fixture("minilm-reference.json")).unwrap())
 }
@@ -44,7 +45,7 @@ fn model_dir() -> PathBuf {
 }
 
 /// The three model files; fails (does not skip) when they are missing.
-fn model_files() -> &'static [Vec<u8>; 3] {
+pub(crate) fn model_files() -> &'static [Vec<u8>; 3] {
     static FILES: OnceLock<[Vec<u8>; 3]> = OnceLock::new();
     FILES.get_or_init(|| {
         let dir = model_dir();
@@ -73,12 +74,12 @@ pub(crate) fn minilm_boxed() -> Box<dyn edgerag_core::bundle::Embed> {
 }
 
 /// The MiniLM embedder with default options, loaded once.
-fn minilm() -> &'static Embedder {
+pub(crate) fn minilm() -> &'static Embedder {
     static EMBEDDER: OnceLock<Embedder> = OnceLock::new();
     EMBEDDER.get_or_init(|| embedder(EmbedderOptions::minilm()))
 }
 
-fn cosine(a: &[f32], b: &[f32]) -> f32 {
+pub(crate) fn cosine(a: &[f32], b: &[f32]) -> f32 {
     let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
     let norm = |v: &[f32]| v.iter().map(|x| x * x).sum::<f32>().sqrt();
     dot / (norm(a) * norm(b))

@@ -8,4 +8,6 @@ mod bundle;
 mod common;
 #[cfg(feature = "embed")]
 mod embed;
+#[cfg(feature = "embed")]
+mod quantized;
 mod search;

@@ -115,8 +115,11 @@ impl Deadline {
 }
 
 impl Drop for Deadline {
+    /// The exchange is over: stop the timer, and cancel whatever of the body is still coming
+    /// (nothing, when it was read to the end).
     fn drop(&mut self) {
         clear_timeout(&self.timer);
+        self.controller.abort();
     }
 }
 

@@ -17,10 +17,20 @@ pub struct Model {
 #[wasm_bindgen]
 impl Model {
     /// Loads the model from the bytes of `config.json`, `tokenizer.json` and
-    /// `model.safetensors`. Throws, naming the file, if they do not make a model.
+    /// `model.safetensors`, with all-MiniLM-L6-v2's settings (mean pooling, 256 tokens) under
+    /// the id `id` (default `sentence-transformers/all-MiniLM-L6-v2`): the id bundles record
+    /// and are checked against. Throws, naming the file, if they do not make a model.
     #[wasm_bindgen(constructor)]
-    pub fn new(config: &[u8], tokenizer: &[u8], weights: &[u8]) -> Result<Model, JsError> {
-        let embedder = Embedder::from_bytes(config, tokenizer, weights, EmbedderOptions::minilm())?;
+    pub fn new(
+        config: &[u8],
+        tokenizer: &[u8],
+        weights: &[u8],
+        id: Option<String>,
+    ) -> Result<Model, JsError> {
+        let defaults = EmbedderOptions::minilm();
+        let options =
+            EmbedderOptions { model_id: id.unwrap_or(defaults.model_id.clone()), ..defaults };
+        let embedder = Embedder::from_bytes(config, tokenizer, weights, options)?;
         Ok(Self { embedder: Rc::new(embedder) })
     }
 

@@ -77,14 +77,8 @@ impl ModelFiles {
     /// Embedding settings for these files: all-MiniLM-L6-v2's when the weights are the pinned
     /// ones (wherever they came from), otherwise mean pooling under the directory's name.
     pub(crate) fn options(&self) -> EmbedderOptions {
-        let mut options = EmbedderOptions::minilm();
-        if sha256_hex(&self.weights) != PINNED[2].sha256 {
-            options.model_id = self.dir.file_name().map_or_else(
-                || self.dir.display().to_string(),
-                |n| n.to_string_lossy().into_owned(),
-            );
-        }
-        options
+        let model_id = model_id(&self.dir, &sha256_hex(&self.weights));
+        EmbedderOptions { model_id, ..EmbedderOptions::minilm() }
     }
 
     /// Loads the embedder with [`ModelFiles::options`].
@@ -98,6 +92,17 @@ impl ModelFiles {
         Embedder::from_bytes(&self.config, &self.tokenizer, &self.weights, options)
             .with_context(|| format!("model in {}", self.dir.display()))
     }
+}
+
+/// The id of the model in `dir` whose weights hash to `weights_sha256`: all-MiniLM-L6-v2 when
+/// they are the pinned weights (wherever they are), otherwise the directory's name (`.`
+/// resolved), which is what bundles built with it record.
+pub(crate) fn model_id(dir: &Path, weights_sha256: &str) -> String {
+    if weights_sha256 == PINNED[2].sha256 {
+        return EmbedderOptions::MINILM_ID.to_owned();
+    }
+    let canonical = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    canonical.file_name().map_or_else(|| "model".to_owned(), |n| n.to_string_lossy().into_owned())
 }
 
 /// The model files: from `model_dir` (`--model`) or `$EDGERAG_MODEL_DIR` when given, else the
@@ -176,7 +181,12 @@ fn read_cached(dir: &Path) -> Option<[Vec<u8>; 3]> {
 
 /// Lower-case hex SHA-256 of `bytes`.
 pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+    hex(&Sha256::digest(bytes))
+}
+
+/// Lower-case hex of a digest.
+pub(crate) fn hex(digest: &[u8]) -> String {
+    digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Checks `bytes` against the pinned hash of `name`.

@@ -44,7 +44,7 @@ impl Asset {
             }
             hasher.update(&buffer[..n]);
         }
-        let sha256 = hasher.finalize().iter().map(|b| format!("{b:02x}")).collect();
+        let sha256 = models::hex(&hasher.finalize());
         Ok(Self { file, len, sha256 })
     }
 
@@ -234,9 +234,8 @@ impl FileInfo {
 }
 
 impl ServedModel {
-    /// Opens and hashes the three files in `dir`. The model is all-MiniLM-L6-v2 when its
-    /// weights are the pinned ones (wherever they are), otherwise it is named after `dir`,
-    /// as `edgerag build --model DIR` names it.
+    /// Opens and hashes the three files in `dir`; the model is named as
+    /// `edgerag build --model DIR` names it ([`models::model_id`]).
     fn open(dir: &Path) -> Result<Self> {
         let open = |name: &str| {
             Asset::open(&dir.join(name)).context(
@@ -244,18 +243,11 @@ impl ServedModel {
             )
         };
         let files = [open(PINNED[0].name)?, open(PINNED[1].name)?, open(PINNED[2].name)?];
-        let (id, dir_name) = if files[2].sha256 == PINNED[2].sha256 {
-            (EmbedderOptions::MINILM_ID.to_owned(), models::DEFAULT_MODEL.to_owned())
+        let id = models::model_id(dir, &files[2].sha256);
+        let dir_name = if id == EmbedderOptions::MINILM_ID {
+            models::DEFAULT_MODEL.to_owned()
         } else {
-            let name = dir
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .or_else(|| {
-                    let canonical = std::fs::canonicalize(dir).ok()?;
-                    Some(canonical.file_name()?.to_string_lossy().into_owned())
-                })
-                .unwrap_or_else(|| "model".to_owned());
-            (name.clone(), name)
+            id.clone()
         };
         let info = ModelInfo {
             id,

@@ -34,7 +34,7 @@ use serde::Serialize;
 use crate::bundle::Embed;
 use crate::llm::prompt::{self, REFUSAL};
 use crate::llm::{LlmClient, Transport};
-use crate::query::{Hit, Mode, SearchOptions, Searcher};
+use crate::query::{Explanation, Hit, Mode, SearchOptions, Searcher};
 use crate::text::Analyzer;
 use crate::{Error, Result};
 
@@ -106,6 +106,9 @@ pub struct Source {
     pub score: f32,
     /// The chunk's text.
     pub text: String,
+    /// Why it was retrieved, when the search options ask for explanations.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explain: Option<Explanation>,
 }
 
 /// A source cited by the answer.
@@ -353,6 +356,7 @@ impl<'a> Answerer<'a> {
 
     /// The question's sources within the token budget, and their relevance.
     fn retrieve(&self, question: &str, search: &SearchOptions) -> Result<Retrieval> {
+        let explained = search.explain;
         let search = SearchOptions { explain: true, ..search.clone() };
         let hits = self.searcher.search(question, &search)?;
         let terms: Vec<String> = {
@@ -376,6 +380,7 @@ impl<'a> Answerer<'a> {
                 section: hit.section,
                 score: hit.score,
                 text: hit.text,
+                explain: if explained { hit.explain } else { None },
             };
             let cost = prompt::estimate_tokens(&prompt::source_block(&source));
             if cost > budget {

@@ -30,6 +30,10 @@ pub const GROQ_BASE_URL: &str = "https://api.groq.com/openai/v1";
 /// Default models, tried in this order: a strong model, then a fast one with its own limits.
 pub const DEFAULT_MODELS: [&str; 2] = ["llama-3.3-70b-versatile", "llama-3.1-8b-instant"];
 
+/// Longest [`LlmConfig::timeout`]: an hour (JavaScript timers cannot wait much longer than
+/// 24 days, and no answer is worth waiting an hour for).
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(3600);
+
 /// Environment variables a host reads the API key from, in order of preference.
 pub const API_KEY_VARIABLES: [&str; 3] = ["EDGERAG_LLM_API_KEY", "GROQ_API_KEY", "OPENAI_API_KEY"];
 
@@ -109,7 +113,8 @@ impl LlmConfig {
     ///
     /// # Errors
     /// [`Error::Config`] for an empty model list, a base URL that is not http(s), a
-    /// temperature outside `[0, 2]`, or zero max tokens or timeout.
+    /// temperature outside `[0, 2]`, zero max tokens or timeout, or a timeout over
+    /// [`MAX_TIMEOUT`].
     pub fn validate(&self) -> Result<()> {
         let problem = if self.models.iter().all(|m| m.trim().is_empty()) {
             "no LLM model given".to_owned()
@@ -122,6 +127,8 @@ impl LlmConfig {
             format!("the LLM temperature must be in [0, 2] (got {})", self.temperature)
         } else if self.max_tokens == 0 || self.timeout.is_zero() {
             "the LLM max tokens and timeout must be above zero".to_owned()
+        } else if self.timeout > MAX_TIMEOUT {
+            format!("the LLM timeout must be at most {} s", MAX_TIMEOUT.as_secs())
         } else {
             return Ok(());
         };

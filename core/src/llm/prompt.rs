@@ -153,6 +153,7 @@ mod tests {
             section: vec!["A \"quoted\" title".into(), "History".into()],
             score: 1.0,
             text: text.into(),
+            explain: None,
         }
     }
 
