@@ -41,6 +41,9 @@ export interface LoadModelOptions {
   /** SHA-256 and size per file, replacing the pinned ones of all-MiniLM-L6-v2 (`{}` for a
    * file: not verified, cached by ETag). */
   files?: Partial<Record<ModelFileName, FileSpec>>;
+  /** The model's id, which bundles embedded with it record and are checked against (default
+   * `sentence-transformers/all-MiniLM-L6-v2`). */
+  id?: string;
   onProgress?: OnProgress;
 }
 
@@ -65,6 +68,8 @@ export class Edgerag {
   readonly #onProgress: OnProgress | undefined;
   #connection: Connection | null = null;
   #starting: Promise<Connection> | null = null;
+  /** The worker being started (and restored), until it becomes `#connection`. */
+  #startingConnection: Connection | null = null;
   #closed = false;
   #version = "";
   /** What a fresh worker must load again after a crash. */
@@ -101,6 +106,7 @@ export class Edgerag {
     const source: ModelSource = {
       baseUrl: withSlash(resolve(options.baseUrl ?? DEFAULT_MODEL_URL)),
       files: { ...DEFAULT_MODEL_FILES, ...options.files },
+      ...(options.id === undefined ? {} : { id: options.id }),
     };
     const info = await this.#run("loadModel", { source }, { onProgress: options.onProgress });
     this.#model = source;
@@ -138,6 +144,8 @@ export class Edgerag {
     this.#closed = true;
     this.#connection?.terminate("closed", "the Edgerag was closed");
     this.#connection = null;
+    this.#startingConnection?.terminate("closed", "the Edgerag was closed");
+    this.#startingConnection = null;
   }
 
   async #run<O extends Operation>(op: O, args: Args<O>, hooks: Hooks = {}): Promise<Result<O>> {
@@ -147,7 +155,7 @@ export class Edgerag {
 
   /** The live worker, or a new one with the bundle and model restored (after a crash). */
   #connect(): Promise<Connection> {
-    if (this.#closed) return Promise.reject(new EdgeragError("closed", "the Edgerag was closed"));
+    if (this.#closed) return Promise.reject(closedError());
     if (this.#connection && !this.#connection.dead) return Promise.resolve(this.#connection);
     this.#starting ??= this.#start().finally(() => {
       this.#starting = null;
@@ -156,26 +164,45 @@ export class Edgerag {
   }
 
   async #start(): Promise<Connection> {
+    // A closed Edgerag starts no worker, and close() during the start terminates this one
+    // (the checks below turn what that rejected into `closed`, and catch a close() that came
+    // after the last reply).
+    if (this.#closed) throw closedError();
     const worker = new Worker(new URL("./worker.js", import.meta.url), { type: "module", name: "edgerag" });
     const connection = new Connection(worker);
+    this.#startingConnection = connection;
     try {
-      const args = this.#wasmUrl === undefined ? {} : { wasmUrl: this.#wasmUrl };
-      this.#version = (await connection.call("init", args)).version;
-    } catch (error) {
-      connection.terminate("init", messageOf(error));
-      throw new EdgeragError("init", `edgerag could not start: ${messageOf(error)}`);
+      try {
+        const args = this.#wasmUrl === undefined ? {} : { wasmUrl: this.#wasmUrl };
+        this.#version = (await connection.call("init", args)).version;
+      } catch (error) {
+        if (this.#closed) throw closedError();
+        connection.terminate("init", messageOf(error));
+        throw new EdgeragError("init", `edgerag could not start: ${messageOf(error)}`);
+      }
+      try {
+        const hooks = { onProgress: this.#onProgress };
+        if (this.#model) await connection.call("loadModel", { source: this.#model }, hooks);
+        if (this.#bundle) await connection.call("loadBundle", { source: this.#bundle }, hooks);
+      } catch (error) {
+        if (this.#closed) throw closedError();
+        connection.terminate("crashed", messageOf(error));
+        throw error;
+      }
+      if (this.#closed) {
+        connection.terminate("closed", "the Edgerag was closed");
+        throw closedError();
+      }
+      this.#connection = connection;
+      return connection;
+    } finally {
+      this.#startingConnection = null;
     }
-    try {
-      const hooks = { onProgress: this.#onProgress };
-      if (this.#model) await connection.call("loadModel", { source: this.#model }, hooks);
-      if (this.#bundle) await connection.call("loadBundle", { source: this.#bundle }, hooks);
-    } catch (error) {
-      connection.terminate("crashed", messageOf(error));
-      throw error;
-    }
-    this.#connection = connection;
-    return connection;
   }
+}
+
+function closedError(): EdgeragError {
+  return new EdgeragError("closed", "the Edgerag was closed");
 }
 
 function resolve(url: string | URL): string {

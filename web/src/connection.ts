@@ -23,12 +23,14 @@ export class Connection {
   constructor(worker: Worker) {
     this.#worker = worker;
     worker.onmessage = (event: MessageEvent<Reply>) => this.#receive(event.data);
-    // An error that escapes the worker (its script failed to load, or it died) ends every call.
+    // An error that escapes the worker (its script failed to load, or the wasm instance aborted
+    // outside a call) ends it: a worker that threw may hold a broken instance, so it is
+    // terminated (not left running) before every call in flight is rejected.
     worker.onerror = (event) => {
       event.preventDefault();
-      this.#fail("crashed", `the Web Worker failed: ${event.message || "it could not start or it died"}`);
+      this.terminate("crashed", `the Web Worker failed: ${event.message || "it could not start or it died"}`);
     };
-    worker.onmessageerror = () => this.#fail("crashed", "a message from the Web Worker could not be read");
+    worker.onmessageerror = () => this.terminate("crashed", "a message from the Web Worker could not be read");
   }
 
   /** Whether the worker crashed or was terminated. */
@@ -36,12 +38,12 @@ export class Connection {
     return this.#failure !== null;
   }
 
-  call<O extends Operation>(op: O, args: Args<O>, hooks: Hooks = {}, transfer: Transferable[] = []): Promise<Result<O>> {
+  call<O extends Operation>(op: O, args: Args<O>, hooks: Hooks = {}): Promise<Result<O>> {
     if (this.#failure) return Promise.reject(this.#failure);
     const id = this.#nextId++;
     return new Promise<Result<O>>((resolve, reject) => {
       this.#pending.set(id, { ...hooks, resolve: resolve as (value: unknown) => void, reject });
-      this.#worker.postMessage({ id, op, args } as Request, transfer);
+      this.#worker.postMessage({ id, op, args } as Request);
     });
   }
 

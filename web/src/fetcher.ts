@@ -17,7 +17,7 @@ export type OnBytes = (loaded: number, total: number | null, cached: boolean) =>
 export async function fetchBytes(url: string, spec: FileSpec, onBytes: OnBytes): Promise<Uint8Array<ArrayBuffer>> {
   const cache = await openCache();
   const cached = await cache?.match(url);
-  if (cached && spec.sha256 !== undefined && cached.headers.get(SHA256_HEADER) === spec.sha256) {
+  if (cached && spec.sha256 !== undefined && sameSha256(cached.headers.get(SHA256_HEADER), spec.sha256)) {
     return readCached(cached, onBytes);
   }
   const etag = spec.sha256 === undefined ? cached?.headers.get("etag") : null;
@@ -46,10 +46,15 @@ export async function fetchBytes(url: string, spec: FileSpec, onBytes: OnBytes):
 export async function verify(bytes: Uint8Array<ArrayBuffer>, spec: FileSpec, what: string): Promise<string> {
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
   const sha256 = Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
-  if (spec.sha256 !== undefined && sha256 !== spec.sha256.toLowerCase()) {
+  if (spec.sha256 !== undefined && !sameSha256(sha256, spec.sha256)) {
     throw new EdgeragError("integrity", `${what}: SHA-256 is ${sha256}, expected ${spec.sha256}`);
   }
   return sha256;
+}
+
+/** Whether two hex SHA-256s are the same, whatever the case of their digits. */
+function sameSha256(a: string | null, b: string): boolean {
+  return a !== null && a.toLowerCase() === b.toLowerCase();
 }
 
 /** Cache Storage, or null where the page has none (an insecure context, a refusing browser). */

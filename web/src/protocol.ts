@@ -30,10 +30,12 @@ export type Progress =
 /** A bundle as the worker loads it: downloaded (and cached), or bytes the page holds. */
 export type BundleSource = ({ url: string } | { blob: Blob }) & { sha256?: string };
 
-/** The model as the worker loads it: every file of it from `baseUrl`. */
+/** The model as the worker loads it: every file of it from `baseUrl`, under `id` (by default
+ * the core's, all-MiniLM-L6-v2's). */
 export interface ModelSource {
   baseUrl: string;
   files: Record<ModelFileName, FileSpec>;
+  id?: string;
 }
 
 /** The loaded bundle; `denseReady` once a model of its vectors is loaded too. */

@@ -57,6 +57,8 @@ export interface AskOptions {
   contextTokens?: number;
   /** Let the LLM choose the keyword graph's starting points. */
   llmKeywords?: boolean;
+  /** Adds to each source why it was retrieved (as `explain` does for search hits). */
+  explain?: boolean;
   /** Without it, answers are extractive. */
   llm?: LlmOptions;
 }
@@ -146,6 +148,8 @@ export interface Source {
   section: string[];
   score: number;
   text: string;
+  /** Why it was retrieved, when asked with `explain: true`. */
+  explain?: Explanation;
 }
 
 export interface Answer {

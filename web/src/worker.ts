@@ -1,7 +1,7 @@
 // The module Web Worker that owns the WebAssembly instance, the loaded bundle and model, and
 // does every download (so big buffers never cross to the page). Started by client.ts.
 import init, { build, Edgerag as Core, Model, version } from "./wasm/edgerag_wasm.js";
-import type { AskOptions, BuildProgress, BuildSummary, Manifest } from "./types.js";
+import type { Answer, AskOptions, BuildProgress, BuildSummary, Manifest } from "./types.js";
 import { EdgeragError, messageOf, type ErrorCode } from "./errors.js";
 import { fetchBytes, verify } from "./fetcher.js";
 import { MODEL_FILES, type ModelFileName } from "./model.js";
@@ -26,8 +26,19 @@ let bundle: Core | null = null;
 let model: Model | null = null;
 /** Set when the instance aborted (a Rust panic): it must not run anything again. */
 let crashed = false;
-/** The tail of the queue that runs wasm work one piece at a time (ask awaits the LLM). */
+/**
+ * The tail of the queue that runs every call but `ask` in the order it came (loads, builds,
+ * searches, inspections, graphs), one at a time: a search made after a load sees the loaded
+ * bundle and model.
+ *
+ * `ask` is not queued: the core's ask holds its own reference to the bundle's searcher, so
+ * while it awaits the LLM (seconds) searches, other answers and even a new bundle go ahead.
+ * The one thing an answer in progress forbids is changing that bundle's model (`useModel`
+ * refuses while the searcher is shared), so `loadModel` waits for the answers (`answering`).
+ */
 let queue: Promise<unknown> = Promise.resolve();
+/** The answers being written. */
+const answering = new Set<Promise<unknown>>();
 
 function exclusive<T>(work: () => T | Promise<T>): Promise<T> {
   const run = queue.then(work);
@@ -53,14 +64,15 @@ function attachModel(): boolean {
 }
 
 async function bundleBytes(source: BundleSource, call: Call): Promise<Uint8Array> {
-  const spec = source.sha256 === undefined ? {} : { sha256: source.sha256 };
   if ("url" in source) {
+    const spec = source.sha256 === undefined ? {} : { sha256: source.sha256 };
     return fetchBytes(source.url, spec, (loaded, total, cached) =>
       call.progress({ phase: "download", file: source.url, loaded, total, cached }),
     );
   }
   const bytes = new Uint8Array(await source.blob.arrayBuffer());
-  await verify(bytes, spec, "the bundle");
+  // Bytes the page holds are hashed only to check them against an expected SHA-256.
+  if (source.sha256 !== undefined) await verify(bytes, { sha256: source.sha256 }, "the bundle");
   return bytes;
 }
 
@@ -102,9 +114,10 @@ const handlers: Handlers = {
 
   async loadModel({ source }, call) {
     const files = await modelBytes(source, call);
-    return exclusive(() => {
+    return exclusive(async () => {
+      while (answering.size > 0) await Promise.allSettled(answering);
       call.progress({ phase: "open", what: "model" });
-      const next = new Model(files["config.json"], files["tokenizer.json"], files["model.safetensors"]);
+      const next = new Model(files["config.json"], files["tokenizer.json"], files["model.safetensors"], source.id);
       model?.free();
       model = next;
       return { id: next.id, dimension: next.dimension, denseReady: attachModel() };
@@ -116,7 +129,14 @@ const handlers: Handlers = {
   },
 
   async ask({ question, options }, call) {
-    return exclusive(() => requireBundle().ask(question, options, (text: string) => call.token(text)));
+    // Not in the queue: see `queue`.
+    const answer = requireBundle().ask(question, options, (text: string) => call.token(text)) as Promise<Answer>;
+    answering.add(answer);
+    try {
+      return await answer;
+    } finally {
+      answering.delete(answer);
+    }
   },
 
   async inspect() {

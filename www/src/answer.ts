@@ -1,6 +1,6 @@
 // The answer (streamed, then final with linked citations) and its sources, each with the
 // retrieval explanation and the cited sentences highlighted in the chunk.
-import type { Answer, Hit } from "@edgerag/web";
+import type { Answer } from "@edgerag/web";
 import { byId, h } from "./dom.js";
 import { place, score } from "./format.js";
 
@@ -42,18 +42,15 @@ export class AnswerView {
     this.#text.append(text);
   }
 
-  /** The final answer, its warnings and its sources (explained by `hits` where they match). */
-  show(answer: Answer, hits: readonly Hit[]): void {
+  /** The final answer, its warnings and its sources (explained when asked with `explain`). */
+  show(answer: Answer): void {
     const model = answer.mode === "llm" && answer.model ? ` (${answer.model})` : "";
     const confidence = answer.mode === "refused" ? "" : ` · confidence ${score(answer.confidence)}`;
     this.#meta.textContent = `${MODES[answer.mode]}${model}${confidence}`;
     const sources = new Map(answer.sources.map((source) => [source.marker, source]));
     this.#text.replaceChildren(h("p", {}, ...linkCitations(answer.answer, sources)));
     this.#warnings.replaceChildren(...answer.warnings.map((warning) => h("li", {}, warning.message)));
-    const explained = new Map(hits.map((hit) => [hit.chunk_id, hit]));
-    this.#sources.replaceChildren(
-      ...answer.sources.map((source) => sourceItem(source, explained.get(source.chunk_id), citedSentences(answer, source.marker))),
-    );
+    this.#sources.replaceChildren(...answer.sources.map((source) => sourceItem(source, citedSentences(answer, source.marker))));
     this.#sourcesSection.hidden = answer.sources.length === 0;
     this.#article.setAttribute("aria-busy", "false");
   }
@@ -98,7 +95,7 @@ function citedSentences(answer: Answer, marker: string): string[] {
     .filter((text) => text.length > 0);
 }
 
-function sourceItem(source: Source, hit: Hit | undefined, cited: readonly string[]): HTMLLIElement {
+function sourceItem(source: Source, cited: readonly string[]): HTMLLIElement {
   return h(
     "li",
     { id: `source-${source.marker}`, class: "source", tabindex: "-1" },
@@ -109,15 +106,15 @@ function sourceItem(source: Source, hit: Hit | undefined, cited: readonly string
       h("h3", {}, place(source.title, source.section, source.page)),
       h("span", { class: "document" }, source.document),
     ),
-    explanation(source, hit),
+    explanation(source),
     h("blockquote", { class: "chunk" }, ...highlight(source.text, cited)),
   );
 }
 
 /** The retrieval explanation: score, per-signal scores and ranks, matched keywords and terms. */
-function explanation(source: Source, hit: Hit | undefined): HTMLElement {
+function explanation(source: Source): HTMLElement {
   const rows: (string | Node)[] = [`score ${score(source.score)}`];
-  const explain = hit?.explain;
+  const { explain } = source;
   if (explain) {
     for (const signal of ["bm25", "dense", "graph", "bridge"] as const) {
       const value = explain[signal];

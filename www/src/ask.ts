@@ -7,9 +7,6 @@ import { drawGraph } from "./graph.js";
 import type { SettingsPanel } from "./settings.js";
 import { describe } from "./tasks.js";
 
-/** Sources explained (searched with explain: true) beside the answer's own. */
-const EXPLAINED = 10;
-
 export class AskPanel {
   readonly #form = byId("ask-form", HTMLFormElement);
   readonly #question = byId("question", HTMLInputElement);
@@ -19,6 +16,8 @@ export class AskPanel {
   readonly #graph = byId("graph", HTMLDivElement);
   readonly #graphCaption = byId("graph-caption", HTMLElement);
   readonly #answer = new AnswerView();
+  /** The latest question (or bundle): what an earlier, slower answer must not overwrite. */
+  #generation = 0;
 
   constructor(
     private readonly rag: Edgerag,
@@ -33,6 +32,7 @@ export class AskPanel {
 
   /** A bundle was loaded: questions can be asked, and answers from another bundle go. */
   onBundle(): void {
+    this.#generation += 1;
     this.#question.disabled = false;
     this.#button.disabled = false;
     this.#answer.clear();
@@ -40,31 +40,36 @@ export class AskPanel {
     showError(this.#error, null);
   }
 
+  /** Asks `question`; a question asked meanwhile takes over the view (this one's output is dropped). */
   async ask(question: string): Promise<void> {
-    this.#button.disabled = true;
+    const generation = ++this.#generation;
+    const current = () => generation === this.#generation;
     showError(this.#error, null);
     this.#graphSection.hidden = true;
     this.#answer.start();
     try {
-      const explained = this.rag.search(question, { k: EXPLAINED, explain: true });
       const llm = this.settings.llm();
       const answer = await this.rag.ask(question, {
+        explain: true,
         ...(llm ? { llm } : {}),
-        onToken: (text) => this.#answer.append(text),
+        onToken: (text) => {
+          if (current()) this.#answer.append(text);
+        },
       });
-      this.#answer.show(answer, (await explained).results);
+      if (!current()) return;
+      this.#answer.show(answer);
       const cited = [...new Set(answer.citations.map((citation) => citation.chunk_id))];
       if (cited.length > 0) {
         const markers = new Map(answer.sources.map((source) => [source.chunk_id, source.marker]));
         const view = await this.rag.graph(cited);
+        if (!current()) return;
         this.#graphCaption.textContent = drawGraph(this.#graph, view, markers);
         this.#graphSection.hidden = false;
       }
     } catch (error) {
+      if (!current()) return;
       this.#answer.clear();
       showError(this.#error, `Could not answer: ${describe(error)}`);
-    } finally {
-      this.#button.disabled = false;
     }
   }
 }

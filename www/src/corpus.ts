@@ -66,7 +66,7 @@ export class CorpusPanel {
     const what = "the embedding model";
     const info = await this.tasks.run(`Loading ${what}…`, `Could not load ${what}`, () =>
       this.rag.loadModel({
-        ...(site ? { baseUrl: site.url, files: site.files } : {}),
+        ...(site ? { baseUrl: site.url, files: site.files, id: site.id } : {}),
         onProgress: (progress) => this.tasks.progress.report(what, progress),
       }),
     );

@@ -44,7 +44,7 @@ export function drawGraph(container: HTMLElement, view: GraphView, markers: Read
         { class: "node keyword" },
         svg("title", {}, node.label),
         svg("circle", { cx: p.x, cy: p.y, r: radius(node, 3) }),
-        svg("text", { x: p.x + (right ? 9 : -9), y: p.y + 4, "text-anchor": right ? "start" : "end" }, label),
+        svg("text", { x: p.x + (right ? 9 : -9), y: p.y + 5, "text-anchor": right ? "start" : "end" }, label),
       ),
     ];
   });
@@ -57,24 +57,23 @@ export function drawGraph(container: HTMLElement, view: GraphView, markers: Read
       { class: `node chunk${marker ? " source" : ""}` },
       svg("title", {}, marker ? `${marker}: ${node.label}` : node.label),
       svg("circle", { cx: p.x, cy: p.y, r: radius(node, 12) }),
-      svg("text", { x: p.x, y: p.y + 4, "text-anchor": "middle" }, marker ?? "·"),
+      svg("text", { x: p.x, y: p.y + 5, "text-anchor": "middle" }, marker ?? "·"),
     );
     return [marker ? svg("a", { href: `#source-${marker}`, "aria-label": `Source ${marker}: ${node.label}` }, shape) : shape];
   });
 
-  const summary = describe(chunks, keywords, markers);
+  // The container is the labelled group (named in the page, described by the returned
+  // summary); the drawing itself is no image, so the source links inside it stay reachable.
   container.replaceChildren(
     svg(
       "svg",
-      { viewBox: `0 0 ${WIDTH} ${HEIGHT}`, role: "img", "aria-labelledby": "graph-svg-title graph-svg-desc" },
-      svg("title", { id: "graph-svg-title" }, "Keyword graph around the answer"),
-      svg("desc", { id: "graph-svg-desc" }, summary),
+      { viewBox: `0 0 ${WIDTH} ${HEIGHT}`, role: "none" },
       svg("g", { class: "edges" }, ...edges),
       svg("g", {}, ...keywordNodes),
       svg("g", {}, ...chunkNodes),
     ),
   );
-  return summary;
+  return describe(chunks, keywords, markers);
 }
 
 /** Chunks evenly on the inner ring; keywords on the outer ring, in the order of the mean

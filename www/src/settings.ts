@@ -25,22 +25,27 @@ export class SettingsPanel {
   readonly #model = byId("llm-model", HTMLInputElement);
   readonly #apiKey = byId("llm-key", HTMLInputElement);
   readonly #status = byId("llm-status", HTMLParagraphElement);
+  readonly #insecure = byId("llm-insecure", HTMLParagraphElement);
   #settings = load();
 
   constructor() {
     this.#fill();
+    this.#baseUrl.addEventListener("input", () => this.#checkTransport());
     this.#form.addEventListener("submit", (event) => {
       event.preventDefault();
+      const enabled = this.#enabled.checked;
       this.#settings = {
-        enabled: this.#enabled.checked,
+        enabled,
         baseUrl: this.#baseUrl.value.trim(),
         model: this.#model.value.trim(),
-        apiKey: this.#apiKey.value.trim(),
+        // With the LLM off the key is of no use: it is not kept on this device.
+        apiKey: enabled ? this.#apiKey.value.trim() : "",
       };
       localStorage.setItem(STORAGE_KEY, JSON.stringify(this.#settings));
-      this.#status.textContent = this.#settings.enabled
+      if (!enabled) this.#apiKey.value = "";
+      this.#status.textContent = enabled
         ? `Saved: answers come from ${this.#settings.model}.`
-        : "Saved: answers are extractive.";
+        : "Saved: answers are extractive; no API key is stored.";
     });
     byId("llm-forget", HTMLButtonElement).addEventListener("click", () => {
       this.#settings = { ...this.#settings, apiKey: "" };
@@ -62,14 +67,43 @@ export class SettingsPanel {
     this.#baseUrl.value = this.#settings.baseUrl;
     this.#model.value = this.#settings.model;
     this.#apiKey.value = this.#settings.apiKey;
+    this.#checkTransport();
   }
+
+  /** Warns, in the page, when the base URL is plain http to another machine. */
+  #checkTransport(): void {
+    const insecure = plainHttpElsewhere(this.#baseUrl.value.trim());
+    this.#insecure.hidden = !insecure;
+    if (insecure) this.#baseUrl.setAttribute("aria-describedby", this.#insecure.id);
+    else this.#baseUrl.removeAttribute("aria-describedby");
+  }
+}
+
+/** Whether `url` is plain http to a host other than this device (loopback is not on a network). */
+function plainHttpElsewhere(url: string): boolean {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return false; // not a URL yet: the form refuses it
+  }
+  if (parsed.protocol !== "http:") return false;
+  const host = parsed.hostname.toLowerCase();
+  const loopback = host === "localhost" || host.endsWith(".localhost") || /^127(\.\d{1,3}){3}$/.test(host) || host === "[::1]";
+  return !loopback;
 }
 
 function load(): LlmSettings {
   const stored = localStorage.getItem(STORAGE_KEY);
   if (stored === null) return DEFAULTS;
   try {
-    return { ...DEFAULTS, ...(JSON.parse(stored) as Partial<LlmSettings>) };
+    const settings = { ...DEFAULTS, ...(JSON.parse(stored) as Partial<LlmSettings>) };
+    if (!settings.enabled && settings.apiKey !== "") {
+      // Saved by an earlier version, which kept the key with the LLM off: it goes now.
+      settings.apiKey = "";
+      localStorage.setItem(STORAGE_KEY, JSON.stringify(settings));
+    }
+    return settings;
   } catch {
     return DEFAULTS; // unreadable settings are replaced at the next save
   }

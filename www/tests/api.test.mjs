@@ -1,10 +1,11 @@
 // The @edgerag/web API itself, in Chromium against `edgerag serve`: cache keys and
-// revalidation, typed errors, and bundles from bytes and in-tab builds. The page is a file of
-// the site (not the demo app), so only these calls run. Run by `make test-browser`.
+// revalidation, typed errors, bundles from bytes and in-tab builds, explained answers, answers
+// beside other calls, the model's id, crash recovery and close(). The page is a file of the
+// site (not the demo app), so only these calls run. Run by `make test-browser`.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { browser, serve, watchConsole } from "./helpers.mjs";
+import { browser, llmServer, serve, watchConsole } from "./helpers.mjs";
 
 const repo = (path) => fileURLToPath(new URL(`../../${path}`, import.meta.url));
 const demoBundle = process.env.EDGERAG_DEMO_BUNDLE;
@@ -15,11 +16,14 @@ let chromium;
 let page;
 let errors;
 let demo; // the demo bundle's entry in edgerag.json
+let model; // the model's entry in edgerag.json
 
 before(async () => {
   server = await serve(demoBundle, repo("www/dist"));
-  const [entry] = (await (await fetch(new URL("edgerag.json", server.url))).json()).bundles;
+  const config = await (await fetch(new URL("edgerag.json", server.url))).json();
+  const [entry] = config.bundles;
   demo = { ...entry, url: new URL(entry.url, server.url).href };
+  model = { ...config.model, url: new URL(config.model.url, server.url).href };
   chromium = await browser();
   page = chromium.context.pages()[0] ?? (await chromium.context.newPage());
   page.setDefaultTimeout(60_000);
@@ -71,9 +75,11 @@ test("a wrong SHA-256 is an integrity error, and nothing is cached", async () =>
   assert.deepEqual(statuses, [200, 200], "the second load downloads again: the bad bytes were not cached");
 });
 
-test("a known SHA-256 loads from the cache with no request; without one, a 304 revalidates", async () => {
+test("a known SHA-256 (in either case) loads from the cache with no request; without one, a 304 revalidates", async () => {
   const withHash = await bundleResponses(() => page.evaluate(({ url, sha256 }) => rag.loadBundle(url, { sha256 }), demo));
   assert.deepEqual(withHash, []);
+  const upperCase = await bundleResponses(() => page.evaluate(({ url, sha256 }) => rag.loadBundle(url, { sha256: sha256.toUpperCase() }), demo));
+  assert.deepEqual(upperCase, [], "an upper-case SHA-256 is the same hash");
   const withoutHash = await bundleResponses(() => page.evaluate(({ url }) => rag.loadBundle(url), demo));
   assert.deepEqual(withoutHash, [304]);
   const hits = await page.evaluate(async () => (await rag.search("Who won Super Bowl 50?", { k: 3, mode: "bm25" })).results.map((hit) => hit.document));
@@ -113,6 +119,68 @@ test("builds a bundle without a model from named bytes, and loads it from bytes"
   assert.match(result.hit.text, /Bay of Fundy/);
 });
 
+test("ask with explain: true explains each source, with no search of its own", async () => {
+  await page.evaluate(({ url, sha256 }) => rag.loadBundle(url, { sha256 }), demo);
+  const [explained, plain] = await page.evaluate(async () => {
+    const question = "Who won Super Bowl 50?";
+    const options = { k: 3, mode: "bm25" };
+    return [await rag.ask(question, { ...options, explain: true }), await rag.ask(question, options)];
+  });
+  assert.ok(explained.sources.length > 0);
+  for (const source of explained.sources) {
+    assert.equal(typeof source.explain?.bm25?.rank, "number", JSON.stringify(source));
+    assert.ok(source.explain.terms.length > 0, "the BM25 terms matched");
+  }
+  assert.ok(plain.sources.every((source) => source.explain === undefined), "explanations only when asked");
+});
+
+test("an answer the LLM is writing does not hold up searches and inspections", async () => {
+  const llm = await llmServer({ pause: () => 3000 });
+  try {
+    const result = await page.evaluate(async (baseUrl) => {
+      const order = [];
+      const asked = rag.ask("Who won Super Bowl 50?", { k: 3, mode: "bm25", llm: { baseUrl, models: ["tiny-test-llm"] } });
+      asked.then(() => order.push("ask"));
+      await rag.search("steam engine", { k: 1, mode: "bm25" });
+      order.push("search");
+      await rag.inspect();
+      order.push("inspect");
+      const answer = await asked;
+      return { order, mode: answer.mode };
+    }, llm.baseUrl);
+    assert.deepEqual(result, { order: ["search", "inspect", "ask"], mode: "llm" });
+  } finally {
+    await llm.close();
+  }
+});
+
+test("the model loads under the id given; it waits for an answer in progress to attach", { timeout: 5 * 60_000 }, async () => {
+  const renamed = await page.evaluate(({ url, files }) => rag.loadModel({ baseUrl: url, files, id: "test/renamed-minilm" }), model);
+  assert.equal(renamed.id, "test/renamed-minilm");
+  assert.equal(renamed.denseReady, false, "the demo bundle's vectors are of another model id");
+  const llm = await llmServer({ pause: () => 4000 });
+  try {
+    const result = await page.evaluate(
+      async ({ model: { url, files, id }, baseUrl }) => {
+        const order = [];
+        const asked = rag.ask("Who won Super Bowl 50?", { k: 3, mode: "bm25", llm: { baseUrl, models: ["tiny-test-llm"] } });
+        asked.then(() => order.push("ask"));
+        // Loaded while the answer is written: the bundle's model can change only after it.
+        const info = await rag.loadModel({ baseUrl: url, files, id });
+        order.push("loadModel");
+        await asked;
+        return { order, info };
+      },
+      { model, baseUrl: llm.baseUrl },
+    );
+    assert.deepEqual(result.order, ["ask", "loadModel"]);
+    assert.equal(result.info.id, model.id);
+    assert.equal(result.info.denseReady, true, "the site's model id matches the bundle's vectors");
+  } finally {
+    await llm.close();
+  }
+});
+
 test("a panic in the core is a crashed error; the next call runs in a fresh worker with the bundle restored", async () => {
   await page.evaluate(({ url, sha256 }) => rag.loadBundle(url, { sha256 }), demo);
   const crashed = await page.evaluate((pdf) => outcome(() => rag.build([{ name: "broken.pdf", bytes: new TextEncoder().encode(pdf) }])), fontlessPdf());
@@ -122,14 +190,25 @@ test("a panic in the core is a crashed error; the next call runs in a fresh work
     assert.match(hits[0].document, /(^|\/)super-bowl-50\.md$/);
   });
   assert.deepEqual(statuses, [], "the bundle was restored from the cache");
+  const dense = await page.evaluate(async () => (await rag.search("Who won Super Bowl 50?", { k: 1, mode: "dense" })).results);
+  assert.match(dense[0].document, /(^|\/)super-bowl-50\.md$/, "the model was restored too, under its id");
 });
 
-test("after close(), calls reject with code closed", async () => {
-  const closed = await page.evaluate(() => {
+test("close() while a crashed worker is replaced ends the new worker; later calls reject with closed", async () => {
+  const crashed = await page.evaluate((pdf) => outcome(() => rag.build([{ name: "broken.pdf", bytes: new TextEncoder().encode(pdf) }])), fontlessPdf());
+  assert.equal(crashed.code, "crashed", JSON.stringify(crashed));
+  const during = await page.evaluate(() => {
+    const pending = outcome(() => rag.search("steam", { k: 1, mode: "bm25" })); // starts a new worker
     rag.close();
-    return outcome(() => rag.inspect());
+    return pending;
   });
-  assert.equal(closed.code, "closed");
+  assert.equal(during.code, "closed", JSON.stringify(during));
+  for (let waited = 0; page.workers().length > 0 && waited < 10_000; waited += 100) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  assert.equal(page.workers().length, 0, "no worker is left running");
+  const after = await page.evaluate(() => outcome(() => rag.inspect()));
+  assert.equal(after.code, "closed");
 });
 
 test("the console shows no errors but the 404 and the panic asked for", () => {

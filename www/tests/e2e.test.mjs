@@ -1,7 +1,9 @@
 // The demo site in real Chromium against `edgerag serve`: the demo bundle and the model load
-// (and come from the cache after a reload), a question gets a cited answer, a bundle is built
-// in the tab from a PDF and a Markdown file, the layout fits a phone, and an LLM's reply
-// streams in. Run by `make test-browser`:
+// (and come from the cache after a reload), a question gets a cited, explained answer, the
+// page is keyboard and screen-reader usable, a bundle is built in the tab from a PDF and a
+// Markdown file, the layout fits a phone, an LLM's reply streams in, a newer question's answer
+// is never overwritten by an older one's, and the LLM settings keep no idle key and warn of
+// plain http. Run by `make test-browser`:
 //   EDGERAG=… EDGERAG_DEMO_BUNDLE=… node --test www/tests/
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
@@ -60,11 +62,16 @@ test("loads the site's demo bundle and model, with byte progress", { timeout: 10
   const config = await (await fetch(new URL("edgerag.json", server.url))).json();
   assert.equal(config.bundles[0].name, "demo");
   const progress = [];
-  await page.exposeFunction("recordProgress", (text) => progress.push(text));
+  const announced = [];
+  await page.exposeFunction("recordProgress", (label, phase) => {
+    progress.push(label);
+    if (phase && phase !== announced.at(-1)) announced.push(phase);
+  });
   await page.addInitScript(() => {
     new MutationObserver(() => {
       const label = document.getElementById("progress-label")?.textContent;
-      if (label) window.recordProgress(label);
+      const phase = document.getElementById("progress-phase")?.textContent;
+      if (label) window.recordProgress(label, phase);
     }).observe(document, { subtree: true, childList: true, characterData: true });
   });
   const transfers = watchTransfers();
@@ -82,11 +89,26 @@ test("loads the site's demo bundle and model, with byte progress", { timeout: 10
   assert.match(await page.locator("#corpus-status").innerText(), /^demo: 6 documents, \d+ chunks · dense retrieval ready$/);
   const percents = new Set(progress.flatMap((label) => /^Downloading the embedding model: (\d+)% of [\d.]+ MB$/.exec(label)?.slice(1) ?? []));
   assert.ok(percents.has("0") && percents.size >= 4, `the model's download is shown as it goes:\n${progress.join("\n")}`);
+  // The live region speaks phases, not every percent.
+  assert.ok(announced.includes("Downloading the embedding model"), announced.join("\n"));
+  assert.ok(announced.includes("Opening the embedding model…"), announced.join("\n"));
+  assert.ok(announced.every((phase) => !/\d+%/.test(phase)), `percents were announced:\n${announced.join("\n")}`);
   await screenshot(page, "loaded");
 });
 
 test("answers with a citation of normans.md, explained, with the keyword graph", { timeout: 5 * MINUTE }, async () => {
+  // Counts the page's searches: the sources' explanations come with the answer.
+  await page.evaluate(async () => {
+    const { Edgerag } = await import("@edgerag/web");
+    const search = Edgerag.prototype.search;
+    window.searches = 0;
+    Edgerag.prototype.search = function (...args) {
+      window.searches += 1;
+      return search.apply(this, args);
+    };
+  });
   await ask(page, QUESTION);
+  assert.equal(await page.evaluate(() => window.searches), 0, "no search beside the answer");
   const answer = await page.locator("#answer-text").innerText();
   assert.match(answer, /Rollo/);
   const citation = page.locator('#answer-text a.citation[data-document$="normans.md"]').first();
@@ -101,6 +123,29 @@ test("answers with a citation of normans.md, explained, with the keyword graph",
   assert.ok((await page.locator("#graph svg .node.keyword").count()) > 0, "keywords are drawn");
   assert.ok((await page.locator("#graph svg a .node.chunk.source").count()) > 0, "cited chunks link to their sources");
   await screenshot(page, "answer");
+});
+
+test("is keyboard and screen-reader usable: skip link, headings, the graph as a group, edge contrast", async () => {
+  const first = await page.evaluate(() => document.querySelector("a[href], button, input, select, textarea, summary, [tabindex]")?.className);
+  assert.equal(first, "skip", "the skip link comes first");
+  await page.locator("a.skip").focus();
+  await page.keyboard.press("Enter");
+  assert.equal(await page.evaluate(() => document.activeElement?.id), "ask-heading", "the skip link moves focus to the Ask heading");
+  assert.equal(await page.locator("summary :is(h1, h2, h3, h4, h5, h6)").count(), 0, "no heading inside a summary");
+  const graph = page.getByRole("group", { name: "Keyword graph around the answer" });
+  assert.equal(await graph.count(), 1);
+  assert.ok((await graph.getByRole("link").count()) > 0, "the source links inside the graph are exposed");
+  const contrast = await page.evaluate(() => {
+    const rgb = (color) => color.match(/[\d.]+/g).slice(0, 3).map(Number);
+    const luminance = (color) => {
+      const [r, g, b] = rgb(color).map((c) => (c / 255 <= 0.03928 ? c / 255 / 12.92 : ((c / 255 + 0.055) / 1.055) ** 2.4));
+      return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+    };
+    const edge = luminance(getComputedStyle(document.querySelector("#graph .edge")).stroke);
+    const panel = luminance(getComputedStyle(document.getElementById("graph-section")).backgroundColor);
+    return (Math.max(edge, panel) + 0.05) / (Math.min(edge, panel) + 0.05);
+  });
+  assert.ok(contrast >= 3, `graph edges have ${contrast.toFixed(2)}:1 against the panel`);
 });
 
 test("after a reload, no bundle or model bytes are fetched again", { timeout: 5 * MINUTE }, async () => {
@@ -118,7 +163,7 @@ test("builds a bundle in the tab from a PDF and a Markdown file, then searches i
   await page.locator("#build-section summary").click();
   const started = Date.now();
   await page.locator("#build-files").setInputFiles([repo("demo/corpus/shared-mime-info-spec.pdf"), repo("demo/corpus/steam-engine.md")]);
-  await page.getByText("Loaded my-documents.bundle").waitFor({ timeout: 15 * MINUTE });
+  await page.locator("#progress-label", { hasText: "Loaded my-documents.bundle" }).waitFor({ timeout: 15 * MINUTE });
   const seconds = (Date.now() - started) / 1000;
   const summary = await page.locator("#build-summary").innerText();
   t.diagnostic(`in-tab build: ${seconds.toFixed(1)} s — ${summary}`);
@@ -144,6 +189,12 @@ test("fits a phone-sized viewport (375 px) with no horizontal scroll", { timeout
   await ask(page, QUESTION);
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
   assert.equal(overflow, 0, "no horizontal scroll");
+  await page.locator("#graph svg .node.keyword text").first().waitFor();
+  const labelPx = await page.evaluate(() => {
+    const text = document.querySelector("#graph svg .node.keyword text");
+    return text.getScreenCTM().a * parseFloat(getComputedStyle(text).fontSize);
+  });
+  assert.ok(labelPx >= 11, `the graph's labels are drawn at ${labelPx.toFixed(1)} px on a phone`);
   await screenshot(page, "phone");
   await page.setViewportSize({ width: 1280, height: 900 });
 });
@@ -181,6 +232,68 @@ test("streams an LLM's answer configured in the settings panel, with the key sen
   } finally {
     await llm.close();
   }
+});
+
+test("a newer question's answer is never overwritten by a slower earlier one", { timeout: 5 * MINUTE }, async () => {
+  // The LLM thinks 3 s about the Normandy question, and answers the second one at once.
+  const llm = await llmServer({ pause: (question) => (/Normandy/.test(question) ? 3000 : 0) });
+  try {
+    await page.locator("#llm-base-url").fill(llm.baseUrl);
+    await page.locator("#llm-enabled").check();
+    await page.locator("#llm-form button[type=submit]").click();
+    await page.evaluate(() => {
+      window.answerStates = [];
+      const text = document.getElementById("answer-text");
+      new MutationObserver(() => window.answerStates.push(text.textContent)).observe(text, { childList: true, characterData: true, subtree: true });
+    });
+    await page.locator("#question").fill(QUESTION);
+    await page.locator("#ask-button").click();
+    for (let waited = 0; llm.requests.length === 0 && waited < MINUTE; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+    await page.evaluate(() => (window.answerStates = []));
+    await ask(page, "Who won Super Bowl 50?");
+    const second = await page.locator("#answer-text").innerText();
+    assert.doesNotMatch(second, /Rollo/);
+    assert.match(await page.locator("#answer-text a.citation").first().getAttribute("data-document"), /(^|\/)super-bowl-50\.md$/);
+    for (let waited = 0; llm.finished < 2 && waited < MINUTE; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.ok(llm.finished >= 2, "the first answer was written too");
+    await page.waitForTimeout(1500); // its reply reaches the page, which must ignore it
+    assert.equal(await page.locator("#answer-text").innerText(), second, "the second answer stays");
+    const states = await page.evaluate(() => window.answerStates);
+    assert.ok(states.every((state) => !/Rollo/.test(state)), `the first answer showed after the second was asked: ${JSON.stringify(states)}`);
+    assert.match(await page.locator("#sources li:first-child .document").innerText(), /(^|\/)super-bowl-50\.md$/);
+  } finally {
+    await llm.close();
+  }
+});
+
+test("the LLM settings keep no API key while the LLM is off, and warn of plain http to another host", async () => {
+  await page.locator("#llm-key").fill("sk-idle-key");
+  await page.locator("#llm-enabled").uncheck();
+  await page.locator("#llm-form button[type=submit]").click();
+  await page.getByText("Saved: answers are extractive; no API key is stored.").waitFor();
+  const stored = await page.evaluate(() => JSON.parse(localStorage.getItem("edgerag.llm")));
+  assert.equal(stored.apiKey, "");
+  assert.equal(stored.enabled, false);
+  assert.equal(await page.locator("#llm-key").inputValue(), "");
+
+  const warning = page.locator("#llm-insecure");
+  for (const [url, warned] of [
+    ["http://llm.example.org/v1", true],
+    ["http://192.168.1.20:8000/v1", true],
+    ["http://127.0.0.1:8000/v1", false],
+    ["http://localhost:11434/v1", false],
+    ["http://[::1]:8000/v1", false],
+    ["https://api.groq.com/openai/v1", false],
+  ]) {
+    await page.locator("#llm-base-url").fill(url);
+    assert.equal(await warning.isVisible(), warned, url);
+  }
+  await page.locator("#llm-base-url").fill("http://llm.example.org/v1");
+  await page.locator("#llm-form button[type=submit]").click();
+  await page.reload();
+  await waitLoaded(page);
+  await page.locator("#llm-settings summary").click();
+  assert.equal(await warning.isVisible(), true, "the saved URL is warned of when the page opens");
 });
 
 test("the console shows no errors", () => {

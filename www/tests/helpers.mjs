@@ -90,10 +90,13 @@ export function watchConsole(page) {
 /**
  * An OpenAI-compatible chat-completions server that streams (SSE) the source sentence sharing
  * the most words with the question, cited with that source's marker: a tiny, honest "LLM"
- * over the sources the core sends. Records every request's headers.
+ * over the sources the core sends. Records every request's headers; `finished` counts the
+ * replies ended. `pause(question)` gives the milliseconds to think before replying (none by
+ * default), to make one answer slower than another.
  */
-export async function llmServer() {
+export async function llmServer({ pause = () => 0 } = {}) {
   const requests = [];
+  let finished = 0;
   const cors = {
     "access-control-allow-origin": "*",
     "access-control-allow-methods": "POST, OPTIONS",
@@ -113,10 +116,13 @@ export async function llmServer() {
     for await (const chunk of req) body += chunk;
     const request = JSON.parse(body);
     requests.push({ headers: req.headers, body: request });
-    const reply = answer(request.messages.at(-1).content);
+    const prompt = request.messages.at(-1).content;
+    const reply = answer(prompt);
+    await new Promise((resolve) => setTimeout(resolve, pause(prompt.slice(prompt.lastIndexOf("Question:")))));
     if (!request.stream) {
       res.writeHead(200, { ...cors, "content-type": "application/json" });
       res.end(JSON.stringify({ choices: [{ index: 0, message: { role: "assistant", content: reply }, finish_reason: "stop" }] }));
+      finished += 1;
       return;
     }
     res.writeHead(200, { ...cors, "content-type": "text/event-stream", "cache-control": "no-cache" });
@@ -125,10 +131,18 @@ export async function llmServer() {
       await new Promise((resolve) => setTimeout(resolve, 40));
     }
     res.end("data: [DONE]\n\n");
+    finished += 1;
   });
   await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address();
-  return { baseUrl: `http://127.0.0.1:${port}/v1`, requests, close: () => new Promise((resolve) => server.close(resolve)) };
+  return {
+    baseUrl: `http://127.0.0.1:${port}/v1`,
+    requests,
+    get finished() {
+      return finished;
+    },
+    close: () => new Promise((resolve) => server.close(resolve)),
+  };
 }
 
 function answer(prompt) {
