@@ -13,14 +13,16 @@ use crate::{models, output};
 /// Model flags shared by the commands that embed.
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct ModelArgs {
-    /// Directory with config.json, tokenizer.json and model.safetensors [default:
-    /// all-MiniLM-L6-v2, fetched once into the cache].
-    #[arg(long, value_name = "DIR")]
+    /// Directory with config.json, tokenizer.json and model.safetensors, or a quantized .gguf
+    /// file made by `edgerag models quantize` [default: all-MiniLM-L6-v2, fetched once into
+    /// the cache].
+    #[arg(long, value_name = "PATH")]
     pub(crate) model: Option<PathBuf>,
 }
 
 impl ModelArgs {
-    /// Loads the model (fetching the default one if needed).
+    /// Loads the model (fetching the default one if needed): `f32` from a directory, `q8_0`
+    /// from a `.gguf` file.
     pub(crate) fn load(&self, quiet: bool) -> Result<Embedder> {
         models::resolve(self.model.as_deref(), quiet)?.load()
     }
@@ -29,7 +31,10 @@ impl ModelArgs {
     /// bundle's is the default model. The caller checks compatibility (`Searcher::with_embedder`).
     pub(crate) fn load_for(&self, spec: &EmbeddingSpec, quiet: bool) -> Result<Embedder> {
         if self.model.is_none() && spec.model != EmbedderOptions::MINILM_ID {
-            bail!("the bundle was embedded with {}: pass its files with --model DIR", spec.model);
+            bail!(
+                "the bundle was embedded with {}: pass that model with --model DIR or FILE.gguf",
+                spec.model
+            );
         }
         self.load(quiet)
     }

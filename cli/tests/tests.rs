@@ -10,5 +10,6 @@ mod embed;
 mod eval;
 mod judge;
 mod llm_server;
+mod quantize;
 mod search;
 mod serve;

