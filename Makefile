@@ -24,7 +24,7 @@ setup: ## Install what the build and tests need (idempotent)
 	scripts/setup.sh rust
 
 .PHONY: test
-test: setup lint test-native test-wasm test-browser eval-check ## Run every test layer
+test: setup lint test-native test-wasm test-browser test-worker eval-check ## Run every test layer
 	@echo "make test: all layers passed"
 
 .PHONY: lint
@@ -116,3 +116,37 @@ test-browser: www demo-bundle cli ## The demo site in headless Chromium: load, a
 	scripts/setup.sh browser
 	EDGERAG=$(EDGERAG) EDGERAG_DEMO_BUNDLE=$(DEMO_BUNDLE) \
 	  EDGERAG_ARTIFACTS=$(CARGO_TARGET_DIR)/artifacts/browser node --test www/tests/
+
+# ── At the edge: the Cloudflare Worker (worker/, wrangler.toml) on workerd ──
+
+WORKER_MODEL := worker/assets/models/all-MiniLM-L6-v2-q8_0.gguf
+WRANGLER := worker/node_modules/.bin/node worker/node_modules/wrangler/bin/wrangler.js
+
+.PHONY: worker
+worker: ## The Worker in worker/build (wrangler.toml's main), built with the local wasm-bindgen; prints its gzipped size
+	scripts/worker.sh $(WASM_PROFILE)
+
+.PHONY: worker-assets
+worker-assets: demo-bundle cli ## The demo bundle and the quantized model in worker/assets, the Worker's static assets
+	@mkdir -p worker/assets/bundles worker/assets/models
+	cp $(DEMO_BUNDLE) worker/assets/bundles/.demo.bundle.tmp
+	mv worker/assets/bundles/.demo.bundle.tmp worker/assets/bundles/demo.bundle
+	$(EDGERAG) models quantize -o $(WORKER_MODEL)
+
+.PHONY: test-worker
+test-worker: worker worker-assets ## The Worker on workerd: every endpoint over HTTP, parity with native, SSE, errors
+	scripts/setup.sh worker
+	EDGERAG=$(EDGERAG) EDGERAG_DEMO_BUNDLE=$(DEMO_BUNDLE) EDGERAG_QUANTIZED_MODEL=$(WORKER_MODEL) \
+	  node --test --test-concurrency=1 worker/tests/
+
+.PHONY: worker-dev
+worker-dev: worker worker-assets ## Run the Worker locally on workerd at http://127.0.0.1:8787 (Ctrl-C stops it)
+	scripts/setup.sh worker
+	WRANGLER_SEND_METRICS=false $(WRANGLER) dev --ip 127.0.0.1 --port 8787
+
+.PHONY: bench-worker
+bench-worker: worker worker-assets ## Load test of the Worker on workerd: 30 s, 8 connections; requests/s, p50/p99, errors, memory
+	@mkdir -p $(CARGO_TARGET_DIR)/bench
+	scripts/setup.sh worker
+	worker/node_modules/.bin/node worker/bench/load.mjs --endpoint search --json $(CARGO_TARGET_DIR)/bench/worker-search.json $(BENCH_WORKER_ARGS)
+	worker/node_modules/.bin/node worker/bench/load.mjs --endpoint ask --concurrency 1 --json $(CARGO_TARGET_DIR)/bench/worker-ask.json $(BENCH_WORKER_ARGS)

@@ -5,6 +5,7 @@
 #   wasm-bindgen the wasm-bindgen CLI at exactly the version in Cargo.lock, Node.js and wasm-opt
 #   node         the npm workspace's packages (npm ci), reinstalled only when package-lock.json changes
 #   browser      Debian's Chromium and ChromeDriver, for the browser tests
+#   worker       wrangler, workerd and Node 22 (npm packages in worker/), to run the Worker locally
 # Every step checks first and does nothing when its tools are present.
 set -euo pipefail
 
@@ -47,15 +48,17 @@ wasm_bindgen() {
   command -v wasm-opt >/dev/null || apt_install binaryen
 }
 
+# `npm ci` in the directory $1 (the repository root by default), only when its
+# package-lock.json changed since the last install.
 node_packages() {
   command -v npm >/dev/null || apt_install nodejs npm
-  local root stamp
-  root="$(cd "$(dirname "$0")/.." && pwd)"
-  stamp="$root/node_modules/.edgerag-package-lock.json"
-  cmp -s "$root/package-lock.json" "$stamp" && return 0
-  echo "setup: installing the npm workspace's packages (npm ci)" >&2
-  (cd "$root" && npm ci --no-audit --no-fund --loglevel=error)
-  cp "$root/package-lock.json" "$stamp"
+  local dir stamp
+  dir="$(cd "$(dirname "$0")/../${1:-.}" && pwd)"
+  stamp="$dir/node_modules/.edgerag-package-lock.json"
+  cmp -s "$dir/package-lock.json" "$stamp" && return 0
+  echo "setup: installing the npm packages of $dir (npm ci)" >&2
+  (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+  cp "$dir/package-lock.json" "$stamp"
 }
 
 for step in "$@"; do
@@ -65,6 +68,7 @@ for step in "$@"; do
     wasm-bindgen) wasm_bindgen ;;
     node) node_packages ;;
     browser) apt_install chromium chromium-driver ;;
+    worker) node_packages worker ;;
     *) echo "setup: unknown step '$step'" >&2; exit 2 ;;
   esac
 done

@@ -26,22 +26,7 @@ pub(crate) fn flush() -> std::io::Result<()> {
     std::io::Write::flush(&mut std::io::stdout())
 }
 
-/// Where a chunk sits: `Title › Section › Subsection (p. 4)`. A top-level heading that
-/// repeats the title adds nothing to the path.
-pub(crate) fn place(title: &str, section: &[String], page: Option<u32>) -> String {
-    let mut place = title.to_owned();
-    let section = match section.split_first() {
-        Some((first, rest)) if first == title => rest,
-        _ => section,
-    };
-    if !section.is_empty() {
-        place = format!("{place} › {}", section.join(" › "));
-    }
-    if let Some(page) = page {
-        place = format!("{place} (p. {page})");
-    }
-    place
-}
+pub(crate) use edgerag_core::answer::place;
 
 /// Prints a line of human-readable output on stdout.
 #[allow(clippy::print_stdout)]

@@ -21,11 +21,11 @@ use std::time::Duration;
 use serde::{Deserialize, Deserializer};
 
 use crate::BuildOptions;
-use crate::answer::AskOptions;
+use crate::answer::{Answer, Answerer, AskOptions};
 use crate::chunk::ChunkConfig;
 use crate::index::dense::Quantization;
-use crate::llm::{ApiKey, GROQ_BASE_URL, LlmConfig};
-use crate::query::{Filter, Mode, SearchOptions};
+use crate::llm::{ApiKey, GROQ_BASE_URL, LlmClient, LlmConfig, Transport};
+use crate::query::{Filter, Mode, SearchOptions, Searcher};
 use crate::{Error, Result};
 
 /// Most results a request may ask for.
@@ -247,6 +247,31 @@ impl AskRequest {
             return Err(Error::Query("llm_keywords needs an LLM".to_owned()));
         }
         Ok(config)
+    }
+}
+
+impl AskRequest {
+    /// Answers `question` from `searcher` as this request asks: extractively without an LLM
+    /// (or with `extractive`), else written by the LLM reached through `transport`, its first
+    /// reply streamed to `on_token` when given. Every host answers through this.
+    ///
+    /// # Errors
+    /// As [`AskRequest::options`], [`AskRequest::llm`] and [`Answerer::ask`].
+    pub async fn answer<T: Transport>(
+        &self,
+        searcher: &Searcher,
+        question: &str,
+        transport: T,
+        on_token: Option<&mut dyn FnMut(&str)>,
+    ) -> Result<Answer> {
+        let answerer = Answerer::new(searcher, self.options()?);
+        match self.llm()? {
+            None => answerer.extractive(question),
+            Some(config) => {
+                let client = LlmClient::new(config, transport)?;
+                answerer.ask(&client, question, on_token).await
+            }
+        }
     }
 }
 

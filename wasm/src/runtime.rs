@@ -3,8 +3,7 @@
 use std::rc::Rc;
 
 use edgerag_core::Searcher;
-use edgerag_core::answer::{Answer, Answerer};
-use edgerag_core::llm::LlmClient;
+use edgerag_core::answer::Answer;
 use edgerag_core::query::SearchResults;
 use edgerag_core::request::{AskRequest, SearchRequest};
 use js_sys::{Function, Promise};
@@ -102,11 +101,6 @@ async fn answer(
     request: &AskRequest,
     on_token: Option<&Function>,
 ) -> Result<Answer, JsError> {
-    let answerer = Answerer::new(searcher, request.options()?);
-    let Some(config) = request.llm()? else {
-        return Ok(answerer.extractive(question)?);
-    };
-    let client = LlmClient::new(config, FetchTransport)?;
     let mut forward = |text: &str| {
         if let Some(callback) = on_token {
             // A throwing callback must not end the answer; the error is the caller's.
@@ -114,5 +108,5 @@ async fn answer(
         }
     };
     let streaming = on_token.is_some().then_some(&mut forward as &mut dyn FnMut(&str));
-    Ok(answerer.ask(&client, question, streaming).await?)
+    Ok(request.answer(searcher, question, FetchTransport, streaming).await?)
 }

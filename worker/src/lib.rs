@@ -1,7 +1,84 @@
-//! Cloudflare Worker for edgerag.
+//! edgerag at the edge: a Cloudflare Worker (workers-rs) serving search and answers from
+//! corpus bundles, with query embeddings computed in the isolate. A thin host over
+//! edgerag-core: it reads requests and configuration, loads bundles from static assets or R2,
+//! and reaches the LLM with the runtime's `fetch`.
 //!
-//! The HTTP API (search, ask, OpenAI-compatible chat) arrives with the edge-worker issue; this
-//! crate already builds against edgerag-core so the workspace, and the bundle format it will
-//! serve, stay in one piece.
+//! | endpoint | body | reply |
+//! |----------|------|-------|
+//! | `GET /v1/health` | | status, bundles loaded, model, wasm memory |
+//! | `GET /v1/bundles` | | every bundle's manifest, and whether dense retrieval is on |
+//! | `POST /v1/search` | `{"query", "bundle", "k", "mode", "filters", …}` | as `edgerag search --json` |
+//! | `POST /v1/ask` | `{"question", "bundle", "stream", …}` | as `edgerag ask --json`, or server-sent events |
+//! | `GET /v1/models` | | the bundles, as OpenAI models |
+//! | `POST /v1/chat/completions` | OpenAI's | OpenAI's, answered from the bundle the model names |
+//!
+//! Errors are JSON, `{"error": {"code", "message"}}`, with a 4xx status for the client's
+//! mistakes (bad JSON, unknown bundle or field, a body over the limit, a missing token) and
+//! never an internal detail. Configuration: see [`config`].
 
-pub use edgerag_core::Searcher;
+mod api;
+mod config;
+mod http;
+mod store;
+mod transport;
+
+use worker::{Context, Env, Method, Request, Response, console_error, event};
+
+use crate::config::Config;
+use crate::http::ApiError;
+
+/// Handles every request.
+#[event(fetch)]
+pub async fn fetch(request: Request, env: Env, _ctx: Context) -> worker::Result<Response> {
+    let config = Config::read(|name| {
+        env.var(name)
+            .map(|v| v.to_string())
+            .or_else(|_| env.secret(name).map(|s| s.to_string()))
+            .ok()
+    });
+    let config = match config {
+        Ok(config) => config,
+        Err(problem) => {
+            console_error!("edgerag: the worker's configuration is invalid: {problem}");
+            let error = ApiError::new(
+                500,
+                "misconfigured",
+                "the worker's configuration is invalid; see its log",
+            );
+            return error.response();
+        }
+    };
+    let origin = request.headers().get("origin").ok().flatten();
+    let response = match route(request, &env, &config).await {
+        Ok(response) => response,
+        Err(error) => error.response()?,
+    };
+    Ok(http::with_cors(response, origin.as_deref(), &config))
+}
+
+async fn route(request: Request, env: &Env, config: &Config) -> Result<Response, ApiError> {
+    let path = request.path();
+    if http::is(&request, Method::Options) {
+        return http::preflight(&request, config);
+    }
+    if path != "/v1/health" {
+        http::authorize(&request, config)?;
+    }
+    let method = request.method();
+    let allowed = match path.as_str() {
+        "/v1/health" | "/v1/bundles" | "/v1/models" => Method::Get,
+        "/v1/search" | "/v1/ask" | "/v1/chat/completions" => Method::Post,
+        _ => return Err(ApiError::new(404, "not_found", format!("no endpoint {path}"))),
+    };
+    if method != allowed {
+        return Err(ApiError::new(405, "method_not_allowed", format!("{path} takes {allowed}")));
+    }
+    match path.as_str() {
+        "/v1/health" => api::health(config),
+        "/v1/bundles" => api::bundles(env, config).await,
+        "/v1/models" => api::models(config),
+        "/v1/search" => api::search(request, env, config).await,
+        "/v1/ask" => api::ask(request, env, config).await,
+        _ => api::chat(request, env, config).await,
+    }
+}

@@ -206,6 +206,23 @@ impl Answer {
     }
 }
 
+/// Where a chunk is, for people: `Title › Section › Subsection (p. N)`. The title is not
+/// repeated when the section path starts with it.
+pub fn place(title: &str, section: &[String], page: Option<u32>) -> String {
+    let mut place = title.to_owned();
+    let section = match section.split_first() {
+        Some((first, rest)) if first == title => rest,
+        _ => section,
+    };
+    if !section.is_empty() {
+        place = format!("{place} › {}", section.join(" › "));
+    }
+    if let Some(page) = page {
+        place = format!("{place} (p. {page})");
+    }
+    place
+}
+
 /// Most chunks whose sentence vectors are kept between questions.
 const SENTENCE_CACHE: usize = 4096;
 

@@ -122,9 +122,22 @@ impl Embedder {
     /// version, a missing tensor, a wrong shape or type, a truncated file) or its tokenizer or
     /// configuration cannot be parsed; [`Error::Config`] as for [`Embedder::from_bytes`].
     pub fn from_gguf(gguf: &[u8], options: EmbedderOptions) -> Result<Self> {
-        let (content, config, tokenizer_json) = quantized::read_header(gguf)?;
+        Self::from_gguf_reader(&mut std::io::Cursor::new(gguf), options)
+    }
+
+    /// [`Embedder::from_gguf`] reading the file from `reader`, so that it need not be in
+    /// memory as a whole: a host can read it from wherever its bytes are (a JavaScript buffer,
+    /// a file). Only the quantized weights, one tensor at a time, are copied.
+    ///
+    /// # Errors
+    /// As [`Embedder::from_gguf`]; a failing read is a truncated file.
+    pub fn from_gguf_reader<R: std::io::Read + std::io::Seek>(
+        reader: &mut R,
+        options: EmbedderOptions,
+    ) -> Result<Self> {
+        let (content, config, tokenizer_json) = quantized::read_header(reader)?;
         let prepared = Prepared::new(&config, tokenizer_json.as_bytes(), options)?;
-        let (model, weight_bytes) = quantized::read_weights(gguf, &content, &config)?;
+        let (model, weight_bytes) = quantized::read_weights(reader, &content, &config)?;
         Ok(prepared.embedder(Encoder::Quantized(model), weight_bytes, &config))
     }
 

@@ -2,7 +2,8 @@
 //!
 //! The protocol's logic lives here: request and response types ([`protocol`]), server-sent
 //! events ([`sse`]), retries with backoff and fallback through models ([`LlmClient`]), and
-//! the prompts ([`prompt`]). Moving bytes is the host's job: it implements [`Transport`] over
+//! the prompts ([`prompt`]); and the server side, answering as an OpenAI-compatible model
+//! ([`server`]). Moving bytes is the host's job: it implements [`Transport`] over
 //! its HTTP stack (the CLI with a blocking client, the browser with `fetch`, the edge worker
 //! with its `Fetch`) and its timer.
 //!
@@ -16,6 +17,7 @@
 mod client;
 pub mod prompt;
 pub mod protocol;
+pub mod server;
 pub mod sse;
 
 use std::time::Duration;

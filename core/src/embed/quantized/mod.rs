@@ -63,7 +63,7 @@ mod bert;
 pub(crate) mod tensors;
 
 use std::collections::HashMap;
-use std::io::Cursor;
+use std::io::{Cursor, Read, Seek};
 
 use candle_core::quantized::QTensor;
 use candle_core::quantized::gguf_file::{self, Content, Value};
@@ -170,8 +170,8 @@ fn check(config: &Config) -> Result<()> {
 
 /// Reads the configuration and tokenizer of a quantized file: the first step of loading it,
 /// so that option and tokenizer errors come before the weights are read.
-pub(super) fn read_header(gguf: &[u8]) -> Result<(Content, Config, String)> {
-    let content = Content::read(&mut Cursor::new(gguf)).map_err(|e| invalid(&e.to_string()))?;
+pub(super) fn read_header<R: Read + Seek>(reader: &mut R) -> Result<(Content, Config, String)> {
+    let content = Content::read(reader).map_err(|e| invalid(&e.to_string()))?;
     let string = |key: &str| match content.metadata.get(key) {
         Some(Value::String(s)) => Ok(s.clone()),
         Some(_) => Err(invalid(&format!("metadata {key} is not a string"))),
@@ -199,12 +199,11 @@ pub(super) fn read_header(gguf: &[u8]) -> Result<(Content, Config, String)> {
 
 /// Reads the weights listed by [`tensors::all`], checking each one's shape and type, into the
 /// encoder; also returns the bytes of weights it holds.
-pub(super) fn read_weights(
-    gguf: &[u8],
+pub(super) fn read_weights<R: Read + Seek>(
+    reader: &mut R,
     content: &Content,
     config: &Config,
 ) -> Result<(Bert, usize)> {
-    let mut reader = Cursor::new(gguf);
     let mut weights = HashMap::new();
     let mut weight_bytes = 0;
     for spec in tensors::all(config) {
@@ -223,7 +222,7 @@ pub(super) fn read_weights(
             )));
         }
         let tensor = content
-            .tensor(&mut reader, &spec.name, &Device::Cpu)
+            .tensor(reader, &spec.name, &Device::Cpu)
             .map_err(|e| invalid(&format!("tensor {}: {e}", spec.name)))?;
         weight_bytes += tensor.storage_size_in_bytes();
         weights.insert(spec.name, tensor);

@@ -1,0 +1,284 @@
+//! The server side of the chat-completions protocol: edgerag answering as an OpenAI-compatible
+//! model, so any OpenAI client can talk to a corpus.
+//!
+//! A host reads the body into a [`CompletionRequest`], answers its [`question`] from a bundle
+//! (the model name chooses the bundle), and replies with [`completion`] or, streaming, a
+//! sequence of [`chunk`]s ended by [`DONE`]. The reply's text is the answer with its `[S#]`
+//! markers followed by the list of sources they point at ([`with_references`]); the
+//! non-streamed reply also carries the whole answer under `edgerag`.
+//!
+//! [`question`]: CompletionRequest::question
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::answer::{Answer, place};
+use crate::llm::Role;
+use crate::{Error, Result};
+
+/// The `data:` of the server-sent event that ends a streamed reply.
+pub const DONE: &str = "[DONE]";
+
+/// The parts of a `POST /chat/completions` body edgerag uses. Other fields OpenAI clients
+/// send (`top_p`, `user`, `n`, tools, …) are accepted and ignored.
+#[derive(Debug, Clone, Deserialize)]
+pub struct CompletionRequest {
+    /// The model asked for; a host maps it to a bundle.
+    #[serde(default)]
+    pub model: Option<String>,
+    /// The conversation; the last user message is the question.
+    pub messages: Vec<IncomingMessage>,
+    /// Whether to stream the reply as server-sent events.
+    #[serde(default)]
+    pub stream: bool,
+}
+
+/// A message of the conversation.
+#[derive(Debug, Clone, Deserialize)]
+pub struct IncomingMessage {
+    /// `system`, `user`, `assistant`, `tool`, …
+    pub role: String,
+    /// Its text, as a string or as content parts.
+    #[serde(default)]
+    pub content: Option<Content>,
+}
+
+/// A message's content: a string, or parts of which the `text` ones count.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum Content {
+    /// Plain text.
+    Text(String),
+    /// Content parts (`{"type": "text", "text": …}`, images, …).
+    Parts(Vec<Value>),
+}
+
+impl Content {
+    /// The text of the content: the string, or the `text` parts joined by newlines.
+    pub fn text(&self) -> String {
+        match self {
+            Content::Text(text) => text.clone(),
+            Content::Parts(parts) => parts
+                .iter()
+                .filter(|part| part.get("type").and_then(Value::as_str) == Some("text"))
+                .filter_map(|part| part.get("text").and_then(Value::as_str))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        }
+    }
+}
+
+impl CompletionRequest {
+    /// The question: the text of the last `user` message.
+    ///
+    /// # Errors
+    /// [`Error::Query`] when there is no user message or it has no text.
+    pub fn question(&self) -> Result<String> {
+        let last = self.messages.iter().rev().find(|m| m.role == "user").ok_or_else(|| {
+            Error::Query("messages: no message with the role \"user\"".to_owned())
+        })?;
+        let text = last.content.as_ref().map(Content::text).unwrap_or_default();
+        if text.trim().is_empty() {
+            return Err(Error::Query("messages: the last user message has no text".to_owned()));
+        }
+        Ok(text)
+    }
+}
+
+/// The answer's text followed by the sources its markers point at, one per line
+/// (`[S1] Title › Section (p. 3)`), or the text alone when it cites none.
+pub fn with_references(answer: &Answer) -> String {
+    let mut text = answer.answer.clone();
+    let cited: Vec<_> = answer
+        .citations
+        .iter()
+        .filter_map(|c| answer.sources.iter().find(|s| s.marker == c.marker))
+        .collect();
+    if !cited.is_empty() {
+        text.push_str("\n\nSources:");
+        for source in cited {
+            let place = place(&source.title, &source.section, source.page);
+            text.push_str(&format!("\n[{}] {place}", source.marker));
+        }
+    }
+    text
+}
+
+/// A complete `chat.completion` reply to `model` with the answer (see [`with_references`]);
+/// the whole answer, as `edgerag ask --json` prints it, is under `edgerag`.
+pub fn completion<'a>(
+    answer: &'a Answer,
+    id: &'a str,
+    model: &'a str,
+    created: u64,
+) -> Completion<'a> {
+    Completion {
+        id,
+        object: "chat.completion",
+        created,
+        model,
+        choices: [CompletionChoice {
+            index: 0,
+            message: ReplyMessage { role: Role::Assistant, content: with_references(answer) },
+            finish_reason: "stop",
+        }],
+        edgerag: answer,
+    }
+}
+
+/// A `chat.completion` reply (typed, so the answer's numbers print as `edgerag ask --json`
+/// prints them).
+#[derive(Debug, Clone, Serialize)]
+pub struct Completion<'a> {
+    /// The reply's id.
+    pub id: &'a str,
+    /// Always `chat.completion`.
+    pub object: &'static str,
+    /// Unix seconds.
+    pub created: u64,
+    /// The model (bundle) that answered.
+    pub model: &'a str,
+    /// The one reply.
+    pub choices: [CompletionChoice; 1],
+    /// The whole answer.
+    pub edgerag: &'a Answer,
+}
+
+/// The reply of a [`Completion`].
+#[derive(Debug, Clone, Serialize)]
+pub struct CompletionChoice {
+    /// Always 0.
+    pub index: u32,
+    /// The assistant's message.
+    pub message: ReplyMessage,
+    /// Always `stop`.
+    pub finish_reason: &'static str,
+}
+
+/// The assistant's message of a [`Completion`].
+#[derive(Debug, Clone, Serialize)]
+pub struct ReplyMessage {
+    /// Always the assistant.
+    pub role: Role,
+    /// The answer with its sources.
+    pub content: String,
+}
+
+/// One `chat.completion.chunk` of a streamed reply: new `content`, or (with `finished`) the
+/// end of the reply. The first chunk of a reply should carry the role: pass `Some("")`.
+pub fn chunk(id: &str, model: &str, created: u64, content: Option<&str>, finished: bool) -> Value {
+    let delta = match content {
+        Some("") => json!({"role": "assistant", "content": ""}),
+        Some(text) => json!({"content": text}),
+        None => json!({}),
+    };
+    json!({
+        "id": id,
+        "object": "chat.completion.chunk",
+        "created": created,
+        "model": model,
+        "choices": [{
+            "index": 0,
+            "delta": delta,
+            "finish_reason": if finished { Value::from("stop") } else { Value::Null },
+        }],
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::answer::{AnswerMode, Citation, Source};
+
+    fn request(json: &str) -> CompletionRequest {
+        serde_json::from_str(json).unwrap()
+    }
+
+    #[test]
+    fn the_question_is_the_last_user_message_in_either_content_form() {
+        let plain = request(
+            r#"{"model": "demo", "temperature": 0.2, "user": "x", "messages": [
+                {"role": "system", "content": "Be brief."},
+                {"role": "user", "content": "First?"},
+                {"role": "assistant", "content": "Yes."},
+                {"role": "user", "content": "Who was Rollo?"}]}"#,
+        );
+        assert_eq!(plain.question().unwrap(), "Who was Rollo?");
+        assert_eq!(plain.model.as_deref(), Some("demo"));
+        assert!(!plain.stream);
+        let parts = request(
+            r#"{"stream": true, "messages": [{"role": "user", "content": [
+                {"type": "image_url", "image_url": {"url": "x"}},
+                {"type": "text", "text": "Who was"}, {"type": "text", "text": "Rollo?"}]}]}"#,
+        );
+        assert_eq!(parts.question().unwrap(), "Who was\nRollo?");
+        assert!(parts.stream);
+        for bad in [
+            r#"{"messages": []}"#,
+            r#"{"messages": [{"role": "system", "content": "hi"}]}"#,
+            r#"{"messages": [{"role": "user", "content": "  "}]}"#,
+            r#"{"messages": [{"role": "user"}]}"#,
+        ] {
+            assert!(matches!(request(bad).question(), Err(Error::Query(_))), "{bad}");
+        }
+        assert!(serde_json::from_str::<CompletionRequest>(r#"{"model": "x"}"#).is_err());
+    }
+
+    fn answer() -> Answer {
+        let source = |marker: &str, title: &str, page| Source {
+            marker: marker.into(),
+            chunk: 0,
+            chunk_id: format!("id-{marker}"),
+            document: "doc.md".into(),
+            title: title.into(),
+            page,
+            section: vec![title.into(), "History".into()],
+            score: 0.5,
+            text: "Rollo led the Vikings.".into(),
+            explain: None,
+        };
+        Answer {
+            answer: "Rollo led them [S2].".into(),
+            mode: AnswerMode::Extractive,
+            model: None,
+            citations: vec![Citation {
+                marker: "S2".into(),
+                chunk_id: "id-S2".into(),
+                document: "doc.md".into(),
+                page: Some(4),
+            }],
+            sources: vec![source("S1", "Paris", None), source("S2", "Normans", Some(4))],
+            sentences: Vec::new(),
+            warnings: Vec::new(),
+            relevance: 0.9,
+            confidence: 0.8,
+            keywords: None,
+        }
+    }
+
+    #[test]
+    fn replies_list_only_the_cited_sources_and_carry_the_answer() {
+        let answer = answer();
+        let text = with_references(&answer);
+        assert_eq!(text, "Rollo led them [S2].\n\nSources:\n[S2] Normans › History (p. 4)");
+        let reply = serde_json::to_value(completion(&answer, "chatcmpl-1", "demo", 7)).unwrap();
+        assert_eq!(reply["object"], "chat.completion");
+        assert_eq!(reply["choices"][0]["message"]["content"], text.as_str());
+        assert_eq!(reply["edgerag"]["citations"][0]["chunk_id"], "id-S2");
+        assert_eq!(reply["choices"][0]["message"]["role"], "assistant");
+        assert_eq!(reply["choices"][0]["finish_reason"], "stop");
+        let text = serde_json::to_string(&completion(&answer, "c", "demo", 7)).unwrap();
+        assert!(text.contains(r#""relevance":0.9,"#), "the answer's f32s are widened: {text}");
+        let uncited = Answer { citations: Vec::new(), ..answer };
+        assert_eq!(with_references(&uncited), "Rollo led them [S2].");
+
+        let first = chunk("c", "demo", 7, Some(""), false);
+        assert_eq!(first["choices"][0]["delta"]["role"], "assistant");
+        assert!(first["choices"][0]["finish_reason"].is_null());
+        let text = chunk("c", "demo", 7, Some("Rollo"), false);
+        assert_eq!(text["choices"][0]["delta"], json!({"content": "Rollo"}));
+        let last = chunk("c", "demo", 7, None, true);
+        assert_eq!(last["choices"][0]["finish_reason"], "stop");
+        assert_eq!(last["object"], "chat.completion.chunk");
+    }
+}
