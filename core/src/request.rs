@@ -275,8 +275,9 @@ impl AskRequest {
     }
 }
 
-/// The LLM an answer is written by: an OpenAI-compatible endpoint, Groq's by default.
-#[derive(Clone, Default, PartialEq, Deserialize)]
+/// The LLM an answer is written by: an OpenAI-compatible endpoint, Groq's by default. Its
+/// `Debug` output hides the key ([`ApiKey`]'s own).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct LlmRequest {
     /// Base URL of the API (`…/v1`).
@@ -297,16 +298,6 @@ pub struct LlmRequest {
     pub timeout_ms: Option<u64>,
     /// Retries per model after a transient failure.
     pub retries: Option<u32>,
-}
-
-impl std::fmt::Debug for LlmRequest {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LlmRequest")
-            .field("base_url", &self.base_url)
-            .field("api_key", &self.api_key)
-            .field("models", &self.models)
-            .finish_non_exhaustive()
-    }
 }
 
 impl LlmRequest {

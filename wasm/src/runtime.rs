@@ -4,7 +4,7 @@ use std::rc::Rc;
 
 use edgerag_core::Searcher;
 use edgerag_core::answer::Answer;
-use edgerag_core::query::SearchResults;
+use edgerag_core::query::{SearchOptions, SearchResults};
 use edgerag_core::request::{AskRequest, SearchRequest};
 use js_sys::{Function, Promise};
 use wasm_bindgen::prelude::*;
@@ -13,9 +13,6 @@ use wasm_bindgen_futures::future_to_promise;
 use crate::fetch::FetchTransport;
 use crate::model::Model;
 use crate::{from_js, to_js};
-
-/// Results of `search` when the options do not say how many.
-const DEFAULT_K: usize = 10;
 
 /// Keywords in the graph view when the caller does not say.
 const GRAPH_KEYWORDS: usize = 16;
@@ -69,7 +66,7 @@ impl Edgerag {
     /// pages, kinds }, denseWeight, graphWeight, bridgeWeight }`, all optional. Returns
     /// `{ query, mode, results }` (as `edgerag search --json`).
     pub fn search(&self, query: &str, options: JsValue) -> Result<JsValue, JsError> {
-        let options = from_js::<SearchRequest>(options)?.options(DEFAULT_K)?;
+        let options = from_js::<SearchRequest>(options)?.options(SearchOptions::default().k)?;
         let results = self.searcher.search(query, &options)?;
         to_js(&SearchResults { query, mode: options.mode, results })
     }

@@ -121,26 +121,8 @@ export interface Explanation {
   keywords: string[];
 }
 
-export interface Hit {
-  rank: number;
-  chunk_id: string;
-  document: string;
-  title: string;
-  page: number | null;
-  section: string[];
-  score: number;
-  text: string;
-  explain?: Explanation;
-}
-
-export interface SearchResults {
-  query: string;
-  mode: Mode;
-  results: Hit[];
-}
-
-export interface Source {
-  marker: string;
+/** A retrieved chunk: what search results and answer sources have in common. */
+export interface Passage {
   chunk_id: string;
   document: string;
   title: string;
@@ -150,6 +132,20 @@ export interface Source {
   text: string;
   /** Why it was retrieved, when asked with `explain: true`. */
   explain?: Explanation;
+}
+
+export interface Hit extends Passage {
+  rank: number;
+}
+
+export interface SearchResults {
+  query: string;
+  mode: Mode;
+  results: Hit[];
+}
+
+export interface Source extends Passage {
+  marker: string;
 }
 
 export interface Answer {

@@ -6,7 +6,8 @@ use std::cell::{Cell, RefCell};
 
 use edgerag_core::bundle::Manifest;
 use edgerag_core::llm::server::{self, CompletionRequest, DONE};
-use edgerag_core::query::{Mode, SearchResults};
+use edgerag_core::llm::sse;
+use edgerag_core::query::{Mode, SearchOptions, SearchResults};
 use edgerag_core::request::{AskRequest, SearchRequest};
 use futures_channel::mpsc::{self, UnboundedSender};
 use futures_util::{StreamExt, stream};
@@ -18,9 +19,6 @@ use crate::config::{BundleEntry, Config};
 use crate::http::{self, ApiError, json_response};
 use crate::store::{self, Loaded};
 use crate::transport::WorkerTransport;
-
-/// Results of a search when the request does not say how many.
-const DEFAULT_K: usize = 10;
 
 type Reply = Result<Response, ApiError>;
 
@@ -113,7 +111,7 @@ pub(crate) async fn search(mut request: Request, env: &Env, config: &Config) -> 
     let mut body = http::json_object(&mut request, config).await?;
     let query = required(http::take_string(&mut body, "query")?, "query")?;
     let entry = bundle_entry(config, http::take_string(&mut body, "bundle")?)?;
-    let options = http::rest::<SearchRequest>(body)?.options(DEFAULT_K)?;
+    let options = http::rest::<SearchRequest>(body)?.options(SearchOptions::default().k)?;
     let loaded = store::bundle(env, config, entry).await?;
     if options.mode == Mode::Dense && !loaded.searcher.dense_ready() {
         return Err(dense_off(&loaded));
@@ -221,15 +219,7 @@ pub(crate) async fn chat(mut request: Request, env: &Env, config: &Config) -> Re
         };
         match ask.answer(&loaded.searcher, &question, WorkerTransport, Some(&mut on_token)).await {
             Ok(answer) => {
-                let full = server::with_references(&answer);
-                // What the client has not seen yet: the whole answer when nothing streamed
-                // (extractive), the answer again when the stricter retry replaced the first
-                // reply, and the list of sources.
-                let rest = match streamed.take() {
-                    seen if seen.is_empty() => full,
-                    seen if seen == answer.answer => full[answer.answer.len()..].to_owned(),
-                    _ => format!("\n\n(Revised answer)\n{full}"),
-                };
+                let rest = server::unseen(&answer, &streamed.take());
                 if !rest.is_empty() {
                     send(&tx, None, &chunk(Some(&rest), false));
                 }
@@ -237,7 +227,7 @@ pub(crate) async fn chat(mut request: Request, env: &Env, config: &Config) -> Re
             }
             Err(error) => send(&tx, None, &ApiError::from(error).body()),
         }
-        _ = tx.unbounded_send(http::event(None, DONE));
+        _ = tx.unbounded_send(sse::event(None, DONE).into_bytes());
     }))
 }
 
@@ -255,7 +245,7 @@ where
 
 fn send(tx: &UnboundedSender<Vec<u8>>, name: Option<&str>, data: &impl Serialize) {
     if let Ok(data) = serde_json::to_string(data) {
-        _ = tx.unbounded_send(http::event(name, &data));
+        _ = tx.unbounded_send(sse::event(name, &data).into_bytes());
     }
 }
 
@@ -280,10 +270,10 @@ fn bundle_entry(config: &Config, name: Option<String>) -> Result<&BundleEntry, A
 }
 
 fn dense_status(loaded: &Loaded) -> Value {
-    match (loaded.searcher.dense_ready(), &loaded.dense_off) {
-        (true, _) => json!({"on": true}),
-        (false, Some(reason)) => json!({"on": false, "reason": reason}),
-        (false, None) => json!({"on": false, "reason": "the bundle has no vectors"}),
+    if loaded.searcher.dense_ready() {
+        json!({"on": true})
+    } else {
+        json!({"on": false, "reason": dense_reason(loaded)})
     }
 }
 

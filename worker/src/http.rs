@@ -5,7 +5,7 @@ use edgerag_core::Error;
 use futures_util::{Stream, StreamExt};
 use serde::Serialize;
 use serde_json::{Value, json};
-use worker::{Headers, Method, Request, Response, console_error};
+use worker::{Headers, Request, Response, console_error};
 
 use crate::config::Config;
 
@@ -189,19 +189,6 @@ pub(crate) fn with_cors(response: Response, origin: Option<&str>, config: &Confi
     response
 }
 
-/// Whether `method` is one of the request's.
-pub(crate) fn is(request: &Request, method: Method) -> bool {
-    request.method() == method
-}
-
-/// One server-sent event.
-pub(crate) fn event(name: Option<&str>, data: &str) -> Vec<u8> {
-    match name {
-        Some(name) => format!("event: {name}\ndata: {data}\n\n").into_bytes(),
-        None => format!("data: {data}\n\n").into_bytes(),
-    }
-}
-
 /// A `text/event-stream` response of `events`.
 pub(crate) fn event_stream(
     events: impl Stream<Item = Vec<u8>> + 'static,
@@ -222,14 +209,5 @@ mod tests {
         assert!(!constant_time_eq(b"secret", b"secreT"));
         assert!(!constant_time_eq(b"secret", b"secret2"));
         assert!(!constant_time_eq(b"", b"x"));
-    }
-
-    #[test]
-    fn events_are_framed() {
-        assert_eq!(
-            event(Some("token"), "{\"text\":\"a\"}"),
-            b"event: token\ndata: {\"text\":\"a\"}\n\n"
-        );
-        assert_eq!(event(None, "[DONE]"), b"data: [DONE]\n\n");
     }
 }

@@ -22,19 +22,34 @@ mod http;
 mod store;
 mod transport;
 
+use std::cell::OnceCell;
+use std::rc::Rc;
+
 use worker::{Context, Env, Method, Request, Response, console_error, event};
 
 use crate::config::Config;
 use crate::http::ApiError;
 
+thread_local! {
+    /// The configuration, read on the first request: vars and secrets are fixed for the life
+    /// of an isolate (changing them deploys a new one).
+    static CONFIG: OnceCell<Result<Rc<Config>, String>> = const { OnceCell::new() };
+}
+
 /// Handles every request.
 #[event(fetch)]
 pub async fn fetch(request: Request, env: Env, _ctx: Context) -> worker::Result<Response> {
-    let config = Config::read(|name| {
-        env.var(name)
-            .map(|v| v.to_string())
-            .or_else(|_| env.secret(name).map(|s| s.to_string()))
-            .ok()
+    let config = CONFIG.with(|cell| {
+        cell.get_or_init(|| {
+            Config::read(|name| {
+                env.var(name)
+                    .map(|v| v.to_string())
+                    .or_else(|_| env.secret(name).map(|s| s.to_string()))
+                    .ok()
+            })
+            .map(Rc::new)
+        })
+        .clone()
     });
     let config = match config {
         Ok(config) => config,
@@ -58,27 +73,28 @@ pub async fn fetch(request: Request, env: Env, _ctx: Context) -> worker::Result<
 
 async fn route(request: Request, env: &Env, config: &Config) -> Result<Response, ApiError> {
     let path = request.path();
-    if http::is(&request, Method::Options) {
+    let method = request.method();
+    if method == Method::Options {
         return http::preflight(&request, config);
     }
     if path != "/v1/health" {
         http::authorize(&request, config)?;
     }
-    let method = request.method();
-    let allowed = match path.as_str() {
-        "/v1/health" | "/v1/bundles" | "/v1/models" => Method::Get,
-        "/v1/search" | "/v1/ask" | "/v1/chat/completions" => Method::Post,
-        _ => return Err(ApiError::new(404, "not_found", format!("no endpoint {path}"))),
-    };
-    if method != allowed {
-        return Err(ApiError::new(405, "method_not_allowed", format!("{path} takes {allowed}")));
+    match (path.as_str(), method) {
+        ("/v1/health", Method::Get) => api::health(config),
+        ("/v1/bundles", Method::Get) => api::bundles(env, config).await,
+        ("/v1/models", Method::Get) => api::models(config),
+        ("/v1/search", Method::Post) => api::search(request, env, config).await,
+        ("/v1/ask", Method::Post) => api::ask(request, env, config).await,
+        ("/v1/chat/completions", Method::Post) => api::chat(request, env, config).await,
+        ("/v1/health" | "/v1/bundles" | "/v1/models", _) => Err(wrong_method(&path, Method::Get)),
+        ("/v1/search" | "/v1/ask" | "/v1/chat/completions", _) => {
+            Err(wrong_method(&path, Method::Post))
+        }
+        _ => Err(ApiError::new(404, "not_found", format!("no endpoint {path}"))),
     }
-    match path.as_str() {
-        "/v1/health" => api::health(config),
-        "/v1/bundles" => api::bundles(env, config).await,
-        "/v1/models" => api::models(config),
-        "/v1/search" => api::search(request, env, config).await,
-        "/v1/ask" => api::ask(request, env, config).await,
-        _ => api::chat(request, env, config).await,
-    }
+}
+
+fn wrong_method(path: &str, allowed: Method) -> ApiError {
+    ApiError::new(405, "method_not_allowed", format!("{path} takes {allowed}"))
 }

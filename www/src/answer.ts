@@ -1,10 +1,8 @@
 // The answer (streamed, then final with linked citations) and its sources, each with the
 // retrieval explanation and the cited sentences highlighted in the chunk.
-import type { Answer } from "@edgerag/web";
+import type { Answer, Source } from "@edgerag/web";
 import { byId, h } from "./dom.js";
 import { place, score } from "./format.js";
-
-type Source = Answer["sources"][number];
 
 /** `[S1]` or `[S1, S2]`: the markers inside. */
 const CITATION = /\[(S\d+(?:\s*,\s*S\d+)*)\]/g;

@@ -41,7 +41,7 @@ export class SettingsPanel {
         // With the LLM off the key is of no use: it is not kept on this device.
         apiKey: enabled ? this.#apiKey.value.trim() : "",
       };
-      localStorage.setItem(STORAGE_KEY, JSON.stringify(this.#settings));
+      save(this.#settings);
       if (!enabled) this.#apiKey.value = "";
       this.#status.textContent = enabled
         ? `Saved: answers come from ${this.#settings.model}.`
@@ -49,7 +49,7 @@ export class SettingsPanel {
     });
     byId("llm-forget", HTMLButtonElement).addEventListener("click", () => {
       this.#settings = { ...this.#settings, apiKey: "" };
-      localStorage.setItem(STORAGE_KEY, JSON.stringify(this.#settings));
+      save(this.#settings);
       this.#apiKey.value = "";
       this.#status.textContent = "The API key is forgotten: it is no longer stored on this device.";
     });
@@ -101,10 +101,14 @@ function load(): LlmSettings {
     if (!settings.enabled && settings.apiKey !== "") {
       // Saved by an earlier version, which kept the key with the LLM off: it goes now.
       settings.apiKey = "";
-      localStorage.setItem(STORAGE_KEY, JSON.stringify(settings));
+      save(settings);
     }
     return settings;
   } catch {
     return DEFAULTS; // unreadable settings are replaced at the next save
   }
+}
+
+function save(settings: LlmSettings): void {
+  localStorage.setItem(STORAGE_KEY, JSON.stringify(settings));
 }

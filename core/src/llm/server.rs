@@ -104,6 +104,21 @@ pub fn with_references(answer: &Answer) -> String {
     text
 }
 
+/// What a streamed reply still owes a client that has seen `streamed` of it, once `answer`
+/// is final: the whole text when nothing streamed (an extractive answer), the sources when
+/// the stream was the answer, and the answer again, marked as revised, when the stricter
+/// retry replaced what streamed.
+pub fn unseen(answer: &Answer, streamed: &str) -> String {
+    let full = with_references(answer);
+    if streamed.is_empty() {
+        full
+    } else if streamed == answer.answer {
+        full[answer.answer.len()..].to_owned()
+    } else {
+        format!("\n\n(Revised answer)\n{full}")
+    }
+}
+
 /// A complete `chat.completion` reply to `model` with the answer (see [`with_references`]);
 /// the whole answer, as `edgerag ask --json` prints it, is under `edgerag`.
 pub fn completion<'a>(
@@ -267,8 +282,11 @@ mod tests {
         assert_eq!(reply["edgerag"]["citations"][0]["chunk_id"], "id-S2");
         assert_eq!(reply["choices"][0]["message"]["role"], "assistant");
         assert_eq!(reply["choices"][0]["finish_reason"], "stop");
-        let text = serde_json::to_string(&completion(&answer, "c", "demo", 7)).unwrap();
-        assert!(text.contains(r#""relevance":0.9,"#), "the answer's f32s are widened: {text}");
+        assert_eq!(unseen(&answer, ""), text);
+        let json = serde_json::to_string(&completion(&answer, "c", "demo", 7)).unwrap();
+        assert!(json.contains(r#""relevance":0.9,"#), "the answer's f32s are widened: {json}");
+        assert_eq!(unseen(&answer, &answer.answer), "\n\nSources:\n[S2] Normans › History (p. 4)");
+        assert!(unseen(&answer, "Rollo led").starts_with("\n\n(Revised answer)\nRollo led them"));
         let uncited = Answer { citations: Vec::new(), ..answer };
         assert_eq!(with_references(&uncited), "Rollo led them [S2].");
 

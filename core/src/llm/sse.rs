@@ -1,6 +1,15 @@
 //! Server-sent events, as chat-completions streams use them: `data:` lines, events separated
 //! by a blank line, fed in pieces that may split lines (and UTF-8 characters) anywhere.
 
+/// One event as a server writes it: an optional `event:` name and one `data:` line (`data` must
+/// not contain a newline; compact JSON never does).
+pub fn event(name: Option<&str>, data: &str) -> String {
+    match name {
+        Some(name) => format!("event: {name}\ndata: {data}\n\n"),
+        None => format!("data: {data}\n\n"),
+    }
+}
+
 /// Turns body pieces into event payloads.
 #[derive(Debug, Default)]
 pub struct SseDecoder {
@@ -77,5 +86,12 @@ mod tests {
         let mut events = decoder.feed(b"event: x\ndata: one\ndata:two\n\ndata: last");
         events.extend(decoder.finish());
         assert_eq!(events, ["one\ntwo", "last"]);
+    }
+
+    #[test]
+    fn written_events_read_back() {
+        let written = [event(Some("token"), r#"{"text":"a"}"#), event(None, "[DONE]")].concat();
+        assert_eq!(written, "event: token\ndata: {\"text\":\"a\"}\n\ndata: [DONE]\n\n");
+        assert_eq!(SseDecoder::new().feed(written.as_bytes()), [r#"{"text":"a"}"#, "[DONE]"]);
     }
 }
