@@ -70,8 +70,9 @@ fn against_reference(sentences: &[&Sentence], vectors: &[Vec<f32>]) -> (f32, f32
 }
 
 /// The smallest cosine to sentence-transformers' vectors that the quantized model must keep.
-/// Measured: 0.9938 (mean 0.9983) batched and one at a time; the `f32` model reaches 0.9999.
-const MIN_COSINE: f32 = 0.99;
+/// Measured: 0.9997 (mean 0.9998) batched and one at a time; the `f32` model reaches 0.9999.
+/// (Quantizing the activations as well, with GGML's `q8_0 × q8_0` products, gave 0.9938.)
+const MIN_COSINE: f32 = 0.999;
 
 #[test]
 #[allow(clippy::print_stderr)]
@@ -91,7 +92,7 @@ fn matches_sentence_transformers_in_batches_and_one_at_a_time() {
         texts.len() as f64 / seconds
     );
     assert!(min >= MIN_COSINE, "min cosine {min}");
-    assert!(mean >= 0.997, "mean cosine {mean}");
+    assert!(mean >= 0.9995, "mean cosine {mean}");
 
     let one = q8_with(EmbedderOptions { batch_size: 1, ..EmbedderOptions::minilm() });
     let single: Vec<Vec<f32>> =

@@ -78,11 +78,11 @@ test("health reports the bundles, the model and the module's memory, without a t
   assert.ok(body.memory.wasm_bytes > 0);
 });
 
-// The q8_0 matrix products run other kernels in wasm (simd128) than natively (AVX2), which
-// accumulate in another order, so query embeddings differ slightly and the scores built on
-// them in the third decimal (measured: at most 1.6e-3 on these queries), which may swap two
-// results whose scores are that close. bm25 and graph search are computed identically.
-const TOLERANCE = { dense: 5e-3, hybrid: 5e-3 };
+// bm25 and graph search compute identically everywhere. Dense and hybrid scores rest on the
+// query vector, whose f32 matrix products sum in another order in wasm (simd128) than natively
+// (AVX), so they may differ in the last digits: the same results in the same order, scores
+// within 1e-4, as in the wasm parity tests.
+const TOLERANCE = 1e-4;
 
 test("search equals native search on the same bundle and model, in every mode", async () => {
   const largest = {};
@@ -95,30 +95,23 @@ test("search equals native search on the same bundle and model, in every mode", 
       assert.equal(body.mode, mode);
       assert.equal(body.bundle, "demo");
       assert.equal(body.warnings, undefined);
-      const tolerance = TOLERANCE[mode];
-      if (tolerance === undefined) {
+      if (mode === "bm25" || mode === "graph") {
         assert.deepEqual(body.results, native.results, `${mode}: ${query}`);
         continue;
       }
-      assert.equal(body.results.length, native.results.length);
-      const byId = new Map(native.results.map((r) => [r.chunk_id, r]));
-      const last = native.results.at(-1).score;
+      assert.deepEqual(
+        body.results.map(({ score, ...rest }) => rest),
+        native.results.map(({ score, ...rest }) => rest),
+        `${mode}: ${query}`,
+      );
       body.results.forEach((r, i) => {
-        const label = `${mode}: ${query}: #${i + 1}`;
-        // Rank by rank, and chunk by chunk: a result may only move among results as close.
-        assert.ok(Math.abs(r.score - native.results[i].score) <= tolerance, `${label}: ${r.score} against ${native.results[i].score}`);
-        const same = byId.get(r.chunk_id);
-        if (same) {
-          largest[mode] = Math.max(largest[mode], Math.abs(r.score - same.score));
-          assert.ok(Math.abs(r.score - same.score) <= tolerance, `${label}: ${r.chunk_id}`);
-          assert.deepEqual({ ...r, score: 0, rank: 0 }, { ...same, score: 0, rank: 0 });
-        } else {
-          assert.ok(r.score <= last + tolerance, `${label}: ${r.chunk_id} is not in the native top 10`);
-        }
+        const difference = Math.abs(r.score - native.results[i].score);
+        largest[mode] = Math.max(largest[mode], difference);
+        assert.ok(difference <= TOLERANCE, `${mode}: ${query}: #${i + 1}: ${r.score} against ${native.results[i].score}`);
       });
     }
   }
-  console.log("largest score difference from native (q8_0 kernels), by mode:", JSON.stringify(largest));
+  console.log("largest score difference from native, by mode:", JSON.stringify(largest));
 });
 
 test("a bundle from R2 answers like the same bundle from the static assets", async () => {

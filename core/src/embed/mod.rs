@@ -17,8 +17,8 @@
 //!
 //! The same model also comes as one compact file: [`quantize`] turns the three files into a
 //! GGUF file of `q8_0` weights (about 25 MB for MiniLM instead of 87 MB), and
-//! [`Embedder::from_gguf`] runs it with quantized matrix products, holding only the quantized
-//! weights in memory. Its vectors have the same [`crate::bundle::EmbeddingSpec`] as the
+//! [`Embedder::from_gguf`] runs it holding only the quantized weights in memory (each matrix
+//! is expanded to `f32` only while its layer runs). Its vectors have the same [`crate::bundle::EmbeddingSpec`] as the
 //! `f32` model's, so either model searches bundles embedded by the other (see [`quantized`]).
 
 mod options;

@@ -1,11 +1,18 @@
 //! The BERT encoder on quantized weights: the same computation as candle-transformers'
-//! `BertModel`, with every linear layer a [`QMatMul`] over `q8_0` weights and the word
-//! embeddings gathered row by row from their `q8_0` table (only the rows of the batch's tokens
-//! are ever expanded to `f32`).
+//! `BertModel`, with the matrices kept `q8_0` and expanded to `f32` one linear layer at a time,
+//! just before that layer runs, and the word embeddings gathered row by row from their `q8_0`
+//! table (only the rows of the batch's tokens are ever expanded).
+//!
+//! Expanding a `q8_0` value (`f16` scale × `i8`) to `f32` is exact, and the activations stay
+//! `f32`, so every host computes what the `f32` model computes on the same weights: the result
+//! differs between platforms only by the `f32` summation order of their matrix kernels
+//! (≈ 1e-6), as the `f32` model's does. Quantizing the activations too (GGML's `q8_0 × q8_0`
+//! kernels) is faster but rounds differently on each platform's kernel, enough (≈ 1e-3) to swap
+//! near-tied search results between the browser, the edge and the CLI.
 
 use std::collections::HashMap;
 
-use candle_core::quantized::{QMatMul, QTensor};
+use candle_core::quantized::QTensor;
 use candle_core::{D, DType, Device, Module, Tensor};
 use candle_nn::{Embedding, LayerNorm};
 use candle_transformers::models::bert::{Config, HiddenAct};
@@ -24,7 +31,7 @@ impl Weights {
     }
 
     fn linear(&mut self, prefix: &str) -> candle_core::Result<Linear> {
-        let weight = QMatMul::from_qtensor(self.take(&format!("{prefix}.weight"))?)?;
+        let weight = self.take(&format!("{prefix}.weight"))?;
         Ok(Linear { weight, bias: self.float(&format!("{prefix}.bias"))? })
     }
 
@@ -36,13 +43,15 @@ impl Weights {
 
 /// A linear layer: quantized weight (outputs × inputs), `f32` bias.
 struct Linear {
-    weight: QMatMul,
+    weight: QTensor,
     bias: Tensor,
 }
 
 impl Linear {
+    /// `candle_nn::Linear`'s product, on the weight expanded for this call only.
     fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
-        x.apply(&self.weight)?.broadcast_add(&self.bias)
+        let weight = self.weight.dequantize(&Device::Cpu)?;
+        candle_nn::Linear::new(weight, Some(self.bias.clone())).forward(x)
     }
 }
 

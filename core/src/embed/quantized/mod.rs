@@ -3,13 +3,12 @@
 //! the tokenizer, and stays that small in memory while it runs.
 //!
 //! [`quantize`] writes it from the model's three files; [`super::Embedder::from_gguf`] loads it.
-//! The matrices are `q8_0` and run through candle's quantized matmul ([`QMatMul`]: SIMD
-//! kernels on x86-64, ARM and wasm32 `simd128`); the word-embedding table stays `q8_0` too and
-//! only the rows of a batch's tokens are expanded. Vectors keep the model's identity: a
-//! bundle embedded with the `f32` model is searched with the quantized one and vice versa
-//! (cosine ≥ 0.99 to the `f32` vectors; measured in the tests).
-//!
-//! [`QMatMul`]: candle_core::quantized::QMatMul
+//! The matrices stay `q8_0` in memory and each is expanded to `f32` only while its layer runs,
+//! so the activations are never quantized and every platform computes the same vectors up to
+//! `f32` rounding (see `bert.rs` for why); the word-embedding table stays `q8_0` too and only
+//! the rows of a batch's tokens are expanded. Vectors keep the model's identity: a bundle
+//! embedded with the `f32` model is searched with the quantized one and vice versa (cosine
+//! ≥ 0.999 to the `f32` vectors; measured in the tests).
 //!
 //! # File layout (format version 1)
 //!
