@@ -33,8 +33,9 @@ lint: ## rustfmt and clippy (warnings are errors)
 	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
 
 .PHONY: models
-models: cli ## Fetch the embedding model (all-MiniLM-L6-v2) into the cache, verified
+models: cli ## Fetch the embedding model (all-MiniLM-L6-v2) and the chat model (SmolLM2-135M-Instruct) into the cache, verified
 	$(EDGERAG) models fetch
+	$(EDGERAG) models fetch --chat
 
 .PHONY: test-native
 test-native: models ## Unit, integration and doc tests of every crate (native)

@@ -8,9 +8,7 @@ use edgerag_core::answer::{Answer, AnswerMode, Answerer, AskOptions, WarningKind
 use edgerag_core::{Mode, SearchOptions};
 
 use crate::embedding::{self, ModelArgs};
-use edgerag_core::llm::LlmClient;
-
-use crate::llm::{self, LlmArgs, NativeTransport};
+use crate::llm::{self, Llm, LlmArgs};
 use crate::retrieval::FusionArgs;
 use crate::{files, output};
 
@@ -40,6 +38,10 @@ pub(crate) struct Args {
     json: bool,
 }
 
+/// The sources' default token budget for local models: small models read 4096 tokens at most,
+/// and process prompts at hundreds of tokens a second on a CPU.
+const LOCAL_CONTEXT_TOKENS: usize = 1024;
+
 /// How answers are made: flags shared by `ask` and `eval squad`.
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct AnswerArgs {
@@ -53,9 +55,10 @@ pub(crate) struct AnswerArgs {
     /// Most sources given to the answer.
     #[arg(short, default_value_t = AskOptions::default().search.k)]
     pub(crate) k: usize,
-    /// Token budget of the sources in the prompt (estimated at four characters per token).
-    #[arg(long, default_value_t = AskOptions::default().context_tokens)]
-    context_tokens: usize,
+    /// Token budget of the sources in the prompt (estimated at four characters per token)
+    /// [default: 4096; 1024 with --llm local, whose small models read 4096 tokens at most].
+    #[arg(long)]
+    context_tokens: Option<usize>,
     /// Refuse, without asking the LLM, when the best source's relevance is below this (0-1).
     #[arg(long, default_value_t = AskOptions::default().min_relevance)]
     min_relevance: f32,
@@ -65,24 +68,30 @@ pub(crate) struct AnswerArgs {
 }
 
 impl AnswerArgs {
-    /// The LLM client, unless answers are extractive (asked for, or no LLM configured).
-    pub(crate) fn client(&self, llm: &LlmArgs) -> Result<Option<LlmClient<NativeTransport>>> {
-        let client = if self.extractive { None } else { llm.client()? };
-        if self.llm_keywords && client.is_none() {
+    /// The model answers are written with, unless answers are extractive (asked for, or no
+    /// LLM configured). `quiet` hides a local model's download progress.
+    pub(crate) fn model(&self, llm: &LlmArgs, quiet: bool) -> Result<Option<Llm>> {
+        let model = if self.extractive { None } else { llm.model(quiet)? };
+        if self.llm_keywords && model.is_none() {
             bail!(
                 "--llm-keywords needs an LLM: set EDGERAG_LLM_API_KEY (or GROQ_API_KEY, \
-                 OPENAI_API_KEY) or pass --llm-base-url"
+                 OPENAI_API_KEY), pass --llm-base-url, or --llm local"
             );
         }
-        Ok(client)
+        Ok(model)
     }
 
-    /// The answer options, retrieving with `search` (its `k` is replaced).
-    pub(crate) fn options(&self, search: SearchOptions) -> AskOptions {
+    /// The answer options for answers written by `model` (if any), retrieving with `search`
+    /// (its `k` is replaced).
+    pub(crate) fn options(&self, search: SearchOptions, model: Option<&Llm>) -> AskOptions {
         let defaults = AskOptions::default();
+        let context_tokens = match model {
+            Some(Llm::Local(_)) => LOCAL_CONTEXT_TOKENS,
+            _ => defaults.context_tokens,
+        };
         AskOptions {
             search: SearchOptions { k: self.k, ..search },
-            context_tokens: self.context_tokens,
+            context_tokens: self.context_tokens.unwrap_or(context_tokens),
             min_relevance: self.min_relevance,
             sentences: self.sentences,
             llm_keywords: self.llm_keywords,
@@ -94,8 +103,9 @@ impl AnswerArgs {
 pub(crate) fn run(args: Args) -> Result<()> {
     let searcher = files::open_bundle(&args.bundle)?;
     let searcher = embedding::attach(searcher, &args.model, args.mode, args.json)?;
-    let client = args.answer.client(&args.llm)?;
-    let options = args.answer.options(args.fusion.options(args.mode, args.answer.k, false));
+    let client = args.answer.model(&args.llm, args.json)?;
+    let search = args.fusion.options(args.mode, args.answer.k, false);
+    let options = args.answer.options(search, client.as_ref());
     let answerer = Answerer::new(&searcher, options);
     let streamed = std::cell::Cell::new(false);
     let answer = match &client {

@@ -206,12 +206,12 @@ fn multihop(args: MultihopArgs) -> Result<()> {
 fn squad(args: SquadArgs) -> Result<()> {
     let modes = parse_modes(&args.common.mode)?;
     let (searcher, questions) = squad_index(&args.file, args.limit, &args.common)?;
-    let client = args.answer.client(&args.llm)?;
+    let client = args.answer.model(&args.llm, args.common.json)?;
     let how = if client.is_some() { "llm" } else { "extractive" };
     let mut reports = Vec::new();
     for mode in available(modes, &searcher)? {
         let search = args.common.fusion.options(mode, args.answer.k, false);
-        let answerer = Answerer::new(&searcher, args.answer.options(search));
+        let answerer = Answerer::new(&searcher, args.answer.options(search, client.as_ref()));
         let bar = output::progress(questions.len() as u64, mode.as_str(), args.common.json);
         let mut answer = |question: &str| match &client {
             Some(client) => llm::block_on(answerer.ask(client, question, None)),
@@ -257,13 +257,13 @@ fn answers(args: AnswersArgs) -> Result<()> {
     let judges = (0..workers)
         .map(|_| judge_client()?.context("no judge LLM configured"))
         .collect::<Result<Vec<_>>>()?;
-    let client = args.answer.client(&args.llm)?;
+    let client = args.answer.model(&args.llm, args.common.json)?;
     let how = if client.is_some() { "llm" } else { "extractive" };
     let mut reports = Vec::new();
     for mode in available(modes, &searcher)? {
         // Answers first, here: the answerer is not `Send`. Judging only needs their text.
         let search = args.common.fusion.options(mode, args.answer.k, false);
-        let answerer = Answerer::new(&searcher, args.answer.options(search));
+        let answerer = Answerer::new(&searcher, args.answer.options(search, client.as_ref()));
         let bar = output::progress(questions.len() as u64, "answering", args.common.json);
         let mut answered = Vec::with_capacity(questions.len());
         for q in &questions {

@@ -1,13 +1,15 @@
-//! The LLM from the command line: flags, the API key from the environment, and the native
-//! transport (a blocking HTTP client, driven by a minimal executor).
+//! The LLM from the command line: flags, the API key from the environment, the native
+//! transport (a blocking HTTP client, driven by a minimal executor), or a local GGUF model.
 
 use std::io::Read;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Result;
+use edgerag_core::generate::{GenerateOptions, LocalModel};
 use edgerag_core::llm::{
-    API_KEY_VARIABLES, ApiKey, GROQ_BASE_URL, HttpRequest, HttpResponse, LlmClient, LlmConfig,
-    ResponseBody, Transport, TransportError,
+    API_KEY_VARIABLES, ApiKey, ChatModel, Completion, GROQ_BASE_URL, HttpRequest, HttpResponse,
+    LlmClient, LlmConfig, Message, ResponseBody, Transport, TransportError,
 };
 use ureq::Agent;
 use ureq::tls::{RootCerts, TlsConfig};
@@ -15,6 +17,11 @@ use ureq::tls::{RootCerts, TlsConfig};
 /// LLM flags shared by `ask` and `eval`.
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct LlmArgs {
+    /// Write answers with a model in this process instead of an API: `local` for the default
+    /// chat model (SmolLM2-135M-Instruct, fetched into the cache on first use), or
+    /// `local:FILE.gguf` for a llama-architecture GGUF chat model. No key or server needed.
+    #[arg(long, value_name = "local[:FILE.gguf]", value_parser = parse_local, conflicts_with = "llm_base_url")]
+    llm: Option<Local>,
     /// Base URL of an OpenAI-compatible API [default: Groq's; a local server needs no key].
     #[arg(long, value_name = "URL", env = "EDGERAG_LLM_BASE_URL")]
     llm_base_url: Option<String>,
@@ -36,7 +43,66 @@ pub(crate) struct LlmArgs {
     llm_retries: u32,
 }
 
+/// `--llm local[:FILE]`.
+#[derive(Debug, Clone)]
+pub(crate) struct Local(Option<PathBuf>);
+
+fn parse_local(value: &str) -> Result<Local, String> {
+    match value.split_once(':') {
+        None if value == "local" => Ok(Local(None)),
+        Some(("local", path)) if !path.is_empty() => Ok(Local(Some(PathBuf::from(path)))),
+        _ => Err("expected `local` or `local:FILE.gguf`".to_owned()),
+    }
+}
+
+/// The model answers are written with.
+pub(crate) enum Llm {
+    /// An OpenAI-compatible API.
+    Remote(LlmClient<NativeTransport>),
+    /// A GGUF model in this process.
+    Local(Box<LocalModel>),
+}
+
+impl ChatModel for Llm {
+    fn temperature(&self) -> f32 {
+        match self {
+            Self::Remote(client) => client.config().temperature,
+            Self::Local(model) => ChatModel::temperature(model.as_ref()),
+        }
+    }
+
+    async fn chat(
+        &self,
+        messages: &[Message],
+        temperature: f32,
+        on_token: Option<&mut dyn FnMut(&str)>,
+    ) -> edgerag_core::Result<Completion> {
+        match self {
+            Self::Remote(client) => client.chat(messages, temperature, on_token).await,
+            Self::Local(model) => model.chat(messages, temperature, on_token).await,
+        }
+    }
+}
+
 impl LlmArgs {
+    /// The model answers are written with, if any: the local model of `--llm local`, else
+    /// the API [`LlmArgs::client`] configures. `quiet` hides the chat model's download
+    /// progress.
+    pub(crate) fn model(&self, quiet: bool) -> Result<Option<Llm>> {
+        let Some(Local(path)) = &self.llm else {
+            return Ok(self.client()?.map(Llm::Remote));
+        };
+        let options = GenerateOptions {
+            temperature: self.llm_temperature,
+            max_tokens: self.llm_max_tokens,
+            ..GenerateOptions::default()
+        };
+        let model = crate::models::chat::load(path.as_deref(), quiet)?
+            .with_options(options)
+            .map_err(crate::models::one_line)?;
+        Ok(Some(Llm::Local(Box::new(model))))
+    }
+
     /// The client, when an LLM is configured: an API key in the environment
     /// (`EDGERAG_LLM_API_KEY`, `GROQ_API_KEY` or `OPENAI_API_KEY`), or a base URL given.
     pub(crate) fn client(&self) -> Result<Option<LlmClient<NativeTransport>>> {

@@ -13,17 +13,17 @@ use sha2::{Digest, Sha256};
 use crate::cli::{self, json as run_json, one_error_line, path};
 
 /// A running `edgerag serve`, killed when dropped.
-struct Serving {
+pub(crate) struct Serving {
     child: Child,
-    port: u16,
+    pub(crate) port: u16,
     /// The JSON line it printed on start.
-    started: Value,
+    pub(crate) started: Value,
 }
 
 impl Serving {
     /// Starts `edgerag serve ARGS --port 0 --json` with the model cache in `cache` (none
     /// when `cache` is empty) and waits for its startup line.
-    fn start(args: &[&str], cache: Option<&Path>) -> Self {
+    pub(crate) fn start(args: &[&str], cache: Option<&Path>) -> Self {
         let mut command = serve_command(args, cache);
         command.args(["--port", "0", "--json"]).stdout(Stdio::piped()).stderr(Stdio::piped());
         let mut child = command.spawn().expect("start edgerag serve");
@@ -50,7 +50,7 @@ impl Serving {
     }
 
     /// `GET path`.
-    fn get(&self, target: &str) -> Response {
+    pub(crate) fn get(&self, target: &str) -> Response {
         self.request("GET", target, &[])
     }
 
@@ -104,19 +104,19 @@ fn serve_failing(args: &[&str], cache: &Path) -> Output {
 
 /// A response as read off the socket.
 #[derive(Debug)]
-struct Response {
-    status: u16,
-    headers: Vec<(String, String)>,
-    body: Vec<u8>,
+pub(crate) struct Response {
+    pub(crate) status: u16,
+    pub(crate) headers: Vec<(String, String)>,
+    pub(crate) body: Vec<u8>,
 }
 
 impl Response {
     /// The value of header `name` (case-insensitive).
-    fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
     }
 
-    fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         serde_json::from_slice(&self.body).expect("JSON body")
     }
 }
@@ -159,7 +159,7 @@ fn request(port: u16, method: &str, target: &str, headers: &[(&str, &str)]) -> R
 }
 
 /// Reads a status line and headers.
-fn read_head(reader: &mut impl BufRead) -> Response {
+pub(crate) fn read_head(reader: &mut impl BufRead) -> Response {
     let mut status_line = String::new();
     reader.read_line(&mut status_line).expect("status line");
     let status = status_line
@@ -187,7 +187,7 @@ fn sha256(bytes: &[u8]) -> String {
 
 /// A small site: index pages, a script, a stylesheet, a wasm module; and a file beside it
 /// that must stay unreachable.
-fn make_site(dir: &Path) -> PathBuf {
+pub(crate) fn make_site(dir: &Path) -> PathBuf {
     let site = dir.join("site");
     std::fs::create_dir_all(site.join("sub")).unwrap();
     std::fs::write(site.join("index.html"), "<!doctype html><title>edgerag</title>").unwrap();
@@ -203,7 +203,7 @@ fn make_site(dir: &Path) -> PathBuf {
 }
 
 /// A bundle of one real document (no embeddings) at `dir/normans.bundle`.
-fn small_bundle(dir: &Path) -> PathBuf {
+pub(crate) fn small_bundle(dir: &Path) -> PathBuf {
     let bundle = dir.join("normans.bundle");
     let doc = cli::demo_corpus().join("normans.md");
     run_json(&["build", path(&doc), "-o", path(&bundle), "--no-embed", "--json"]);

@@ -10,6 +10,7 @@ mod embed;
 mod eval;
 mod judge;
 mod llm_server;
+mod local;
 mod quantize;
 mod search;
 mod serve;

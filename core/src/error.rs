@@ -130,6 +130,10 @@ pub enum Error {
         /// What is wrong.
         message: String,
     },
+    /// A local chat model's file cannot be used (an unsupported architecture, tokenizer or
+    /// chat template; a missing tensor), or generating with it failed.
+    #[error("local model: {0}")]
+    Generation(String),
 }
 
 /// `Result` with [`Error`].

@@ -45,6 +45,8 @@ pub mod chunk;
 pub mod embed;
 mod error;
 pub mod eval;
+#[cfg(feature = "generate")]
+pub mod generate;
 pub mod graph;
 pub mod index;
 pub mod keywords;

@@ -50,7 +50,7 @@ fn scripted(replies: &[&str]) -> Scripted {
 }
 
 /// Runs a future that never waits (the scripted provider answers at once).
-fn run<F: std::future::Future>(future: F) -> F::Output {
+pub(crate) fn run<F: std::future::Future>(future: F) -> F::Output {
     let mut future = std::pin::pin!(future);
     let mut context = std::task::Context::from_waker(std::task::Waker::noop());
     match future.as_mut().poll(&mut context) {
@@ -59,7 +59,7 @@ fn run<F: std::future::Future>(future: F) -> F::Output {
     }
 }
 
-fn searcher() -> Searcher {
+pub(crate) fn searcher() -> Searcher {
     let options = BuildOptions { corpus: "normans".into(), created: 1, ..Default::default() };
     let mut builder = BundleBuilder::new(options).unwrap();
     builder.embed_with(minilm_boxed());

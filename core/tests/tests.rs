@@ -8,6 +8,8 @@ mod bundle;
 mod common;
 #[cfg(feature = "embed")]
 mod embed;
+#[cfg(feature = "generate")]
+mod generate;
 #[cfg(feature = "embed")]
 mod quantized;
 mod search;

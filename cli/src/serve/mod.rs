@@ -5,6 +5,8 @@
 //!   ([`assets::Index`]).
 //! - `/bundles/<file name>`: a bundle given on the command line.
 //! - `/models/<dir>/<config.json|tokenizer.json|model.safetensors>`: the embedding model.
+//! - with `--local-model`, the OpenAI protocol over that chat model ([`chat`]):
+//!   `GET /v1/models` and `POST /v1/chat/completions`.
 //! - anything else: a file under the site directory ([`static_files`]).
 //!
 //! Bundles and model files carry a strong ETag (their SHA-256), site files one made of their
@@ -15,6 +17,7 @@
 //! requests to replies; new endpoints are added there.
 
 mod assets;
+mod chat;
 mod http;
 mod request;
 mod response;
@@ -55,6 +58,11 @@ pub(crate) struct Args {
     /// Serve no embedding model.
     #[arg(long)]
     no_model: bool,
+    /// Serve this GGUF chat model over the OpenAI protocol (/v1/models,
+    /// /v1/chat/completions); `local` for the default one (SmolLM2-135M-Instruct, fetched
+    /// into the cache on first use).
+    #[arg(long, value_name = "FILE.gguf|local")]
+    local_model: Option<PathBuf>,
     /// Print the startup line as JSON.
     #[arg(long)]
     json: bool,
@@ -71,6 +79,8 @@ struct State {
     bundles: Vec<ServedBundle>,
     /// The embedding model, if served.
     model: Option<ServedModel>,
+    /// The chat model, if served.
+    chat: Option<chat::Chat>,
     /// The body of `/edgerag.json`.
     index: Vec<u8>,
     /// Its entity tag.
@@ -86,6 +96,7 @@ struct Started<'a> {
     site: String,
     bundles: Vec<&'a BundleInfo>,
     model: Option<&'a ModelInfo>,
+    chat_model: Option<&'a str>,
 }
 
 /// Runs `edgerag serve` until the process is killed.
@@ -94,6 +105,13 @@ pub(crate) fn run(args: Args) -> Result<()> {
     let bundles = assets::open_bundles(&args.bundles)?;
     let model =
         assets::open_model(args.model.as_deref(), args.no_model, |text| output::warn(None, text))?;
+    let chat = match &args.local_model {
+        Some(path) => {
+            let path = Some(path.as_path()).filter(|p| *p != std::path::Path::new("local"));
+            Some(chat::Chat::new(crate::models::chat::load(path, args.json)?))
+        }
+        None => None,
+    };
     let index = Index {
         bundles: bundles.iter().map(|b| &b.info).collect(),
         model: model.as_ref().map(|m| &m.info),
@@ -113,19 +131,24 @@ pub(crate) fn run(args: Args) -> Result<()> {
             site: site.shown.display().to_string(),
             bundles: bundles.iter().map(|b| &b.info).collect(),
             model: model.as_ref().map(|m| &m.info),
+            chat_model: chat.as_ref().map(chat::Chat::name),
         })?;
     } else {
         let names: Vec<&str> = bundles.iter().map(|b| b.file_name.as_str()).collect();
         let names = if names.is_empty() { "none".to_owned() } else { names.join(", ") };
         let model = model.as_ref().map_or("none", |m| m.info.id.as_str());
+        let chat = chat.as_ref().map_or(String::new(), |c| {
+            format!("; chat model {} at {url}v1/chat/completions", c.name())
+        });
         output::line(&format!(
-            "serving {url} (site {}; bundles: {names}; model: {model})",
+            "serving {url} (site {}; bundles: {names}; model: {model}{chat})",
             site.shown.display()
         ));
         output::flush()?;
     }
 
-    let state = Arc::new(State { site, bundles, model, index, index_etag, verbose: args.verbose });
+    let state =
+        Arc::new(State { site, bundles, model, chat, index, index_etag, verbose: args.verbose });
     server::run(&listener, state, |text| output::warn(None, text))
 }
 
@@ -143,6 +166,16 @@ impl server::Handler for State {
 
 /// Maps a request to its reply.
 fn route(state: &State, request: &Incoming) -> Reply {
+    if let Some(chat) = &state.chat {
+        match (request.path.as_deref(), &request.method) {
+            (Some("/v1/chat/completions"), Method::Other(post)) if post == "POST" => {
+                return chat.complete(request);
+            }
+            (Some("/v1/chat/completions"), _) => return Reply::method_not_allowed("POST"),
+            (Some("/v1/models"), Method::Get | Method::Head) => return chat.models(),
+            _ => {}
+        }
+    }
     if !matches!(request.method, Method::Get | Method::Head) {
         return Reply::method_not_allowed("GET, HEAD");
     }

@@ -32,8 +32,8 @@ use std::rc::Rc;
 use serde::Serialize;
 
 use crate::bundle::Embed;
+use crate::llm::ChatModel;
 use crate::llm::prompt::{self, REFUSAL};
-use crate::llm::{LlmClient, Transport};
 use crate::query::{Explanation, Hit, Mode, SearchOptions, Searcher};
 use crate::text::Analyzer;
 use crate::{Error, Result};
@@ -281,9 +281,9 @@ impl<'a> Answerer<'a> {
     /// # Errors
     /// [`Error::LlmRejected`] (a bad key or model: retrying elsewhere cannot help); as
     /// [`Answerer::extractive`].
-    pub async fn ask<T: Transport>(
+    pub async fn ask<M: ChatModel>(
         &self,
-        llm: &LlmClient<T>,
+        llm: &M,
         question: &str,
         on_token: Option<&mut dyn FnMut(&str)>,
     ) -> Result<Answer> {
@@ -302,7 +302,7 @@ impl<'a> Answerer<'a> {
             return Ok(answer);
         }
         let messages = prompt::answer_messages(question, &retrieval.sources, false);
-        let temperature = llm.config().temperature;
+        let temperature = llm.temperature();
         let first = match llm.chat(&messages, temperature, on_token).await {
             Ok(reply) => reply,
             Err(error @ Error::LlmRejected { .. }) => return Err(error),
@@ -341,9 +341,9 @@ impl<'a> Answerer<'a> {
     /// Asks `llm` which local keyword candidates matter; the chosen keyword indices and names.
     /// A reply without usable JSON, or an LLM failure other than a rejection, falls back to
     /// the candidates the question matches lexically.
-    async fn choose_keywords<T: Transport>(
+    async fn choose_keywords<M: ChatModel>(
         &self,
-        llm: &LlmClient<T>,
+        llm: &M,
         question: &str,
         warnings: &mut Vec<Warning>,
     ) -> Result<(Vec<u32>, Vec<String>)> {

@@ -26,6 +26,43 @@ pub use self::client::{Completion, LlmClient};
 pub use self::protocol::{Message, Role};
 use crate::{Error, Result};
 
+/// A chat model that answers can be written with: a remote API through [`LlmClient`], or a
+/// model running in the process (`edgerag_core::generate::LocalModel`, feature `generate`).
+/// The futures are not `Send`: hosts drive them on one thread (the browser's, an isolate's).
+#[allow(async_fn_in_trait)]
+pub trait ChatModel {
+    /// The temperature answers are written at.
+    fn temperature(&self) -> f32;
+
+    /// The reply to `messages`. With `on_token`, it is streamed and each piece of text is
+    /// passed to it as it is produced.
+    ///
+    /// # Errors
+    /// [`Error::LlmRejected`] when retrying cannot help (a bad key or model); other errors
+    /// (nothing answered, a broken reply, a failed local model) leave the answer extractive.
+    async fn chat(
+        &self,
+        messages: &[Message],
+        temperature: f32,
+        on_token: Option<&mut dyn FnMut(&str)>,
+    ) -> Result<Completion>;
+}
+
+impl<T: Transport> ChatModel for LlmClient<T> {
+    fn temperature(&self) -> f32 {
+        self.config().temperature
+    }
+
+    async fn chat(
+        &self,
+        messages: &[Message],
+        temperature: f32,
+        on_token: Option<&mut dyn FnMut(&str)>,
+    ) -> Result<Completion> {
+        LlmClient::chat(self, messages, temperature, on_token).await
+    }
+}
+
 /// Groq's OpenAI-compatible endpoint, the default [`LlmConfig::base_url`].
 pub const GROQ_BASE_URL: &str = "https://api.groq.com/openai/v1";
 

@@ -7,20 +7,25 @@
 //! markers followed by the list of sources they point at ([`with_references`]); the
 //! non-streamed reply also carries the whole answer under `edgerag`.
 //!
+//! A host serving a local model as it is (`edgerag serve --local-model`) generates from the
+//! [`CompletionRequest::conversation`] with the request's sampling fields and replies with
+//! [`text_completion`] or [`chunk`]s.
+//!
 //! [`question`]: CompletionRequest::question
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::answer::{Answer, place};
-use crate::llm::Role;
+use crate::llm::{Message, Role};
 use crate::{Error, Result};
 
 /// The `data:` of the server-sent event that ends a streamed reply.
 pub const DONE: &str = "[DONE]";
 
 /// The parts of a `POST /chat/completions` body edgerag uses. Other fields OpenAI clients
-/// send (`top_p`, `user`, `n`, tools, …) are accepted and ignored.
+/// send (`user`, `n`, tools, …) are accepted and ignored, as are the sampling fields when
+/// answering from a bundle.
 #[derive(Debug, Clone, Deserialize)]
 pub struct CompletionRequest {
     /// The model asked for; a host maps it to a bundle.
@@ -31,6 +36,44 @@ pub struct CompletionRequest {
     /// Whether to stream the reply as server-sent events.
     #[serde(default)]
     pub stream: bool,
+    /// Sampling temperature.
+    #[serde(default)]
+    pub temperature: Option<f32>,
+    /// Nucleus sampling mass.
+    #[serde(default)]
+    pub top_p: Option<f32>,
+    /// Most tokens to generate (the older name).
+    #[serde(default)]
+    pub max_tokens: Option<u32>,
+    /// Most tokens to generate.
+    #[serde(default)]
+    pub max_completion_tokens: Option<u32>,
+    /// Texts that end the reply: one, or a list.
+    #[serde(default)]
+    pub stop: Option<Stop>,
+    /// Seed of the sampler.
+    #[serde(default)]
+    pub seed: Option<u64>,
+}
+
+/// The `stop` field: one string or several.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum Stop {
+    /// One stop sequence.
+    One(String),
+    /// Several.
+    Many(Vec<String>),
+}
+
+impl Stop {
+    /// The stop sequences.
+    pub fn sequences(&self) -> Vec<String> {
+        match self {
+            Stop::One(one) => vec![one.clone()],
+            Stop::Many(many) => many.clone(),
+        }
+    }
 }
 
 /// A message of the conversation.
@@ -83,6 +126,68 @@ impl CompletionRequest {
         }
         Ok(text)
     }
+
+    /// The conversation as chat messages (`developer` counts as `system`).
+    ///
+    /// # Errors
+    /// [`Error::Query`] when it is empty or has a role other than system, developer, user or
+    /// assistant.
+    pub fn conversation(&self) -> Result<Vec<Message>> {
+        if self.messages.is_empty() {
+            return Err(Error::Query("messages: the conversation is empty".to_owned()));
+        }
+        self.messages
+            .iter()
+            .map(|m| {
+                let role = match m.role.as_str() {
+                    "system" | "developer" => Role::System,
+                    "user" => Role::User,
+                    "assistant" => Role::Assistant,
+                    other => {
+                        return Err(Error::Query(format!(
+                            "messages: the role {other:?} is not supported (system, developer, \
+                             user, assistant)"
+                        )));
+                    }
+                };
+                let content = m.content.as_ref().map(Content::text).unwrap_or_default();
+                Ok(Message { role, content })
+            })
+            .collect()
+    }
+
+    /// The most tokens to generate the request asks for.
+    pub fn token_limit(&self) -> Option<u32> {
+        self.max_completion_tokens.or(self.max_tokens)
+    }
+}
+
+/// A complete `chat.completion` reply with generated `text`, ended for `finish_reason`
+/// (`stop` or `length`), with its token counts.
+pub fn text_completion(
+    id: &str,
+    model: &str,
+    created: u64,
+    text: &str,
+    finish_reason: &str,
+    (prompt_tokens, completion_tokens): (usize, usize),
+) -> Value {
+    json!({
+        "id": id,
+        "object": "chat.completion",
+        "created": created,
+        "model": model,
+        "choices": [{
+            "index": 0,
+            "message": {"role": "assistant", "content": text},
+            "finish_reason": finish_reason,
+        }],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
+    })
 }
 
 /// The answer's text followed by the sources its markers point at, one per line
@@ -179,9 +284,16 @@ pub struct ReplyMessage {
     pub content: String,
 }
 
-/// One `chat.completion.chunk` of a streamed reply: new `content`, or (with `finished`) the
-/// end of the reply. The first chunk of a reply should carry the role: pass `Some("")`.
-pub fn chunk(id: &str, model: &str, created: u64, content: Option<&str>, finished: bool) -> Value {
+/// One `chat.completion.chunk` of a streamed reply: new `content`, or (with `finish`, the
+/// reason: `stop` or `length`) the end of the reply. The first chunk of a reply should carry
+/// the role: pass `Some("")`.
+pub fn chunk(
+    id: &str,
+    model: &str,
+    created: u64,
+    content: Option<&str>,
+    finish: Option<&str>,
+) -> Value {
     let delta = match content {
         Some("") => json!({"role": "assistant", "content": ""}),
         Some(text) => json!({"content": text}),
@@ -195,7 +307,7 @@ pub fn chunk(id: &str, model: &str, created: u64, content: Option<&str>, finishe
         "choices": [{
             "index": 0,
             "delta": delta,
-            "finish_reason": if finished { Value::from("stop") } else { Value::Null },
+            "finish_reason": finish,
         }],
     })
 }
@@ -290,12 +402,12 @@ mod tests {
         let uncited = Answer { citations: Vec::new(), ..answer };
         assert_eq!(with_references(&uncited), "Rollo led them [S2].");
 
-        let first = chunk("c", "demo", 7, Some(""), false);
+        let first = chunk("c", "demo", 7, Some(""), None);
         assert_eq!(first["choices"][0]["delta"]["role"], "assistant");
         assert!(first["choices"][0]["finish_reason"].is_null());
-        let text = chunk("c", "demo", 7, Some("Rollo"), false);
+        let text = chunk("c", "demo", 7, Some("Rollo"), None);
         assert_eq!(text["choices"][0]["delta"], json!({"content": "Rollo"}));
-        let last = chunk("c", "demo", 7, None, true);
+        let last = chunk("c", "demo", 7, None, Some("stop"));
         assert_eq!(last["choices"][0]["finish_reason"], "stop");
         assert_eq!(last["object"], "chat.completion.chunk");
     }

@@ -1,0 +1,150 @@
+//! The local chat model over the OpenAI protocol: `GET /v1/models` and
+//! `POST /v1/chat/completions` (streamed as server-sent events, or not), so any OpenAI client
+//! — edgerag's own `ask --llm-base-url` included — can use it. One reply is generated at a
+//! time; other requests wait for the model.
+
+use std::io::{self, Write};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use edgerag_core::generate::{Finish, GenerateOptions, LocalModel};
+use edgerag_core::llm::server::{self, CompletionRequest, DONE};
+use edgerag_core::llm::sse;
+use serde_json::{Value, json};
+
+use super::http::{self, Incoming, Reply};
+
+/// The served model.
+pub(super) struct Chat {
+    model: Arc<Mutex<LocalModel>>,
+    name: String,
+}
+
+impl Chat {
+    /// Serves `model`.
+    pub(super) fn new(model: LocalModel) -> Self {
+        let name = model.name().to_owned();
+        Self { model: Arc::new(Mutex::new(model)), name }
+    }
+
+    /// The model's name, as `/v1/models` lists it.
+    pub(super) fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// `GET /v1/models`.
+    pub(super) fn models(&self) -> Reply {
+        let created = now();
+        let list = json!({
+            "object": "list",
+            "data": [{"id": self.name, "object": "model", "created": created, "owned_by": "edgerag"}],
+        });
+        json_reply(200, &list)
+    }
+
+    /// `POST /v1/chat/completions`.
+    pub(super) fn complete(&self, request: &Incoming) -> Reply {
+        let completion: CompletionRequest = match serde_json::from_slice(&request.body) {
+            Ok(completion) => completion,
+            Err(e) => {
+                return error(400, &format!("the body is not a chat completions request: {e}"));
+            }
+        };
+        if let Some(model) = completion.model.as_deref().filter(|m| *m != self.name) {
+            return error(
+                404,
+                &format!("unknown model {model:?}; this server has {:?}", self.name),
+            );
+        }
+        let messages = match completion.conversation() {
+            Ok(messages) => messages,
+            Err(e) => return error(400, &e.to_string()),
+        };
+        let options = {
+            let model = self.model.lock().unwrap_or_else(PoisonError::into_inner);
+            let defaults = model.options().clone();
+            GenerateOptions {
+                max_tokens: completion.token_limit().unwrap_or(defaults.max_tokens),
+                temperature: completion.temperature.unwrap_or(defaults.temperature),
+                top_p: completion.top_p.or(defaults.top_p),
+                seed: completion.seed.unwrap_or(defaults.seed),
+                stop: completion.stop.as_ref().map_or(defaults.stop.clone(), |s| s.sequences()),
+                ..defaults
+            }
+        };
+        let (id, created) = (format!("chatcmpl-{:x}", nanos()), now());
+        if !completion.stream {
+            let model = self.model.lock().unwrap_or_else(PoisonError::into_inner);
+            return match model.generate(&messages, &options, None) {
+                Ok(reply) => json_reply(
+                    200,
+                    &server::text_completion(
+                        &id,
+                        &self.name,
+                        created,
+                        &reply.text,
+                        finish_reason(reply.finish),
+                        (reply.prompt_tokens, reply.completion_tokens),
+                    ),
+                ),
+                Err(e) => error(400, &e.to_string()),
+            };
+        }
+        let (model, name) = (Arc::clone(&self.model), self.name.clone());
+        Reply::streamed(200, "text/event-stream", move |out: &mut dyn Write| {
+            let chunk = |content: Option<&str>, finish: Option<&str>| {
+                sse::event(None, &server::chunk(&id, &name, created, content, finish).to_string())
+            };
+            out.write_all(chunk(Some(""), None).as_bytes())?;
+            out.flush()?;
+            let model = model.lock().unwrap_or_else(PoisonError::into_inner);
+            // A client that went away stops getting tokens; the reply still runs to its end.
+            let mut failed: io::Result<()> = Ok(());
+            let mut send = |piece: &str| {
+                if failed.is_ok() {
+                    failed = out
+                        .write_all(chunk(Some(piece), None).as_bytes())
+                        .and_then(|()| out.flush());
+                }
+            };
+            let result = model.generate(&messages, &options, Some(&mut send));
+            failed?;
+            let end = match result {
+                Ok(reply) => chunk(None, Some(finish_reason(reply.finish))),
+                Err(e) => sse::event(None, &error_body(&e.to_string()).to_string()),
+            };
+            out.write_all(end.as_bytes())?;
+            out.write_all(sse::event(None, DONE).as_bytes())?;
+            out.flush()
+        })
+        .header("Cache-Control", "no-store")
+    }
+}
+
+fn finish_reason(finish: Finish) -> &'static str {
+    match finish {
+        Finish::Stop => "stop",
+        Finish::Length => "length",
+    }
+}
+
+/// An OpenAI-style error reply.
+fn error(status: u16, message: &str) -> Reply {
+    json_reply(status, &error_body(message))
+}
+
+fn error_body(message: &str) -> Value {
+    json!({"error": {"message": message, "type": "invalid_request_error"}})
+}
+
+fn json_reply(status: u16, value: &Value) -> Reply {
+    Reply::bytes(status, http::JSON, value.to_string().into_bytes())
+}
+
+fn now() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
+
+fn nanos() -> u128 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos())
+}

@@ -1,0 +1,367 @@
+//! Local text generation: a llama-architecture chat model from one GGUF file (for example
+//! SmolLM2-135M-Instruct, `Q4_1`), run with candle's quantized kernels in the process — native
+//! or wasm32 — so answers can be written with no server and no key.
+//!
+//! Everything comes from the file: the weights, the tokenizer (built from the metadata, see
+//! `tokenizer.rs`), the chat template (`tokenizer.chat_template`, rendered with minijinja;
+//! ChatML when absent) and the end-of-sequence tokens. [`LocalModel`] is a [`ChatModel`], so
+//! [`crate::answer::Answerer::ask`] writes, cites and verifies answers with it exactly as
+//! with a remote LLM.
+//!
+//! Generation: the prompt is processed in slices of [`PROMPT_SLICE`] tokens into the KV
+//! cache, then one token at a time is sampled ([`GenerateOptions`]: temperature, top-p, seed,
+//! a repeat penalty), decoded as a stream (multi-byte characters across tokens are held until
+//! complete) and passed on, until an end-of-sequence token, a stop sequence (never streamed)
+//! or `max_tokens`. At temperature 0 the output is a deterministic function of the prompt on a
+//! given platform.
+//!
+//! ```no_run
+//! use edgerag_core::generate::{GenerateOptions, LocalModel};
+//! use edgerag_core::llm::Message;
+//!
+//! let bytes = std::fs::read("SmolLM2-135M-Instruct.Q4_1.gguf")?;
+//! let model = LocalModel::from_gguf(&bytes)?;
+//! let options = GenerateOptions { max_tokens: 32, ..GenerateOptions::default() };
+//! let mut print = |piece: &str| eprint!("{piece}");
+//! let reply = model.generate(&[Message::user("What is the capital of France?")], &options, Some(&mut print))?;
+//! assert!(reply.completion_tokens <= 32);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod stop;
+mod template;
+mod tokenizer;
+
+use std::cell::RefCell;
+use std::io::{Cursor, Read, Seek};
+
+use candle_core::quantized::gguf_file::Content;
+use candle_core::{DType, Device, Tensor};
+use candle_transformers::generation::{LogitsProcessor, Sampling};
+use candle_transformers::models::quantized_llama::{MAX_SEQ_LEN, ModelWeights};
+use candle_transformers::utils::apply_repeat_penalty;
+
+use self::stop::{Step, StopWatch};
+use self::template::ChatTemplate;
+use self::tokenizer::GgufTokenizer;
+use crate::llm::{ChatModel, Completion, Message};
+use crate::{Error, Result};
+
+/// Prompt tokens run through the model at once: bounds the attention scores' memory
+/// (heads × slice × context floats) on long prompts.
+pub const PROMPT_SLICE: usize = 256;
+
+/// How to sample a reply.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GenerateOptions {
+    /// Most tokens to generate.
+    pub max_tokens: u32,
+    /// Sampling temperature; 0 always takes the likeliest token.
+    pub temperature: f32,
+    /// Nucleus sampling: sample among the likeliest tokens whose probabilities add up to this
+    /// (`None`: all tokens).
+    pub top_p: Option<f32>,
+    /// Seed of the sampler.
+    pub seed: u64,
+    /// Texts that end the reply where they appear (they are not part of it).
+    pub stop: Vec<String>,
+    /// Divides the logits of tokens among the last [`GenerateOptions::repeat_last`] by this
+    /// (1: off); small models loop without it.
+    pub repeat_penalty: f32,
+    /// How many recent tokens the repeat penalty looks at.
+    pub repeat_last: usize,
+}
+
+impl Default for GenerateOptions {
+    fn default() -> Self {
+        Self {
+            max_tokens: 512,
+            temperature: 0.0,
+            top_p: None,
+            seed: 299_792_458,
+            stop: Vec::new(),
+            repeat_penalty: 1.1,
+            repeat_last: 64,
+        }
+    }
+}
+
+impl GenerateOptions {
+    fn validate(&self) -> Result<()> {
+        let bad = |what: &str| Err(Error::Config(format!("generation: {what}")));
+        if !(self.temperature.is_finite() && self.temperature >= 0.0) {
+            return bad("temperature must be a number ≥ 0");
+        }
+        if self.top_p.is_some_and(|p| !(p > 0.0 && p <= 1.0)) {
+            return bad("top_p must be in (0, 1]");
+        }
+        if !(self.repeat_penalty.is_finite() && self.repeat_penalty > 0.0) {
+            return bad("repeat_penalty must be a positive number");
+        }
+        Ok(())
+    }
+}
+
+/// Why generation ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Finish {
+    /// The model ended its reply, or a stop sequence was reached.
+    Stop,
+    /// [`GenerateOptions::max_tokens`] (or the context window) was reached.
+    Length,
+}
+
+/// A generated reply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Generation {
+    /// The reply's text (without the end-of-sequence token or stop sequence).
+    pub text: String,
+    /// Tokens of the rendered prompt.
+    pub prompt_tokens: usize,
+    /// Tokens generated, the end-of-sequence token included.
+    pub completion_tokens: usize,
+    /// Why it ended.
+    pub finish: Finish,
+}
+
+/// A chat model loaded from a GGUF file.
+pub struct LocalModel {
+    /// The weights and KV cache; borrowed mutably for one generation at a time.
+    weights: RefCell<ModelWeights>,
+    tokenizer: GgufTokenizer,
+    template: ChatTemplate,
+    name: String,
+    /// Longest prompt plus reply, in tokens.
+    context: usize,
+    defaults: GenerateOptions,
+}
+
+impl std::fmt::Debug for LocalModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LocalModel")
+            .field("name", &self.name)
+            .field("context", &self.context)
+            .finish_non_exhaustive()
+    }
+}
+
+impl LocalModel {
+    /// Loads a model from the bytes of its GGUF file.
+    ///
+    /// # Errors
+    /// [`Error::Generation`] when the file is not GGUF, not a llama-architecture model, or
+    /// its tokenizer or chat template is unsupported.
+    pub fn from_gguf(bytes: &[u8]) -> Result<Self> {
+        Self::from_gguf_reader(&mut Cursor::new(bytes))
+    }
+
+    /// Loads a model from a reader over its GGUF file; the tensors are read one by one.
+    ///
+    /// # Errors
+    /// As [`LocalModel::from_gguf`].
+    pub fn from_gguf_reader<R: Read + Seek>(reader: &mut R) -> Result<Self> {
+        let fail = |e: candle_core::Error| Error::Generation(one_line(&e));
+        let content = Content::read(reader)
+            .map_err(|e| Error::Generation(format!("not a GGUF file: {}", one_line(&e))))?;
+        let architecture = tokenizer::string(&content, "general.architecture")?;
+        if architecture != "llama" {
+            return Err(Error::Generation(format!(
+                "architecture {architecture:?} is not supported (only \"llama\")"
+            )));
+        }
+        let name = content
+            .metadata
+            .get("general.name")
+            .and_then(|v| v.to_string().ok())
+            .cloned()
+            .unwrap_or_else(|| "local".to_owned());
+        let trained = content.metadata.get("llama.context_length").and_then(|v| v.to_u32().ok());
+        let context = trained.map_or(MAX_SEQ_LEN, |n| (n as usize).min(MAX_SEQ_LEN));
+        let tokenizer = tokenizer::from_gguf(&content)?;
+        let source =
+            content.metadata.get("tokenizer.chat_template").and_then(|v| v.to_string().ok());
+        let template = ChatTemplate::new(
+            source.map(String::as_str),
+            tokenizer.bos.clone(),
+            tokenizer.eos.clone(),
+        )?;
+        let weights = ModelWeights::from_gguf(content, reader, &Device::Cpu).map_err(fail)?;
+        Ok(Self {
+            weights: RefCell::new(weights),
+            tokenizer,
+            template,
+            name,
+            context,
+            defaults: GenerateOptions::default(),
+        })
+    }
+
+    /// The model's name (`general.name` of the file, unless renamed).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Renames the model (the name replies and [`Completion::model`] carry).
+    #[must_use]
+    pub fn with_name(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    /// Sets the options [`ChatModel::chat`] generates with (its temperature aside).
+    ///
+    /// # Errors
+    /// [`Error::Config`] for out-of-range options.
+    pub fn with_options(mut self, options: GenerateOptions) -> Result<Self> {
+        options.validate()?;
+        self.defaults = options;
+        Ok(self)
+    }
+
+    /// The options [`ChatModel::chat`] generates with.
+    pub fn options(&self) -> &GenerateOptions {
+        &self.defaults
+    }
+
+    /// Longest prompt plus reply, in tokens: the model's trained context, at most candle's
+    /// rotary-embedding table.
+    pub fn context_tokens(&self) -> usize {
+        self.context
+    }
+
+    /// The token ids of `text`, special tokens such as `<|im_start|>` recognised.
+    ///
+    /// # Errors
+    /// [`Error::Generation`] if tokenization fails.
+    pub fn encode(&self, text: &str) -> Result<Vec<u32>> {
+        let encoding = self
+            .tokenizer
+            .tokenizer
+            .encode(text, false)
+            .map_err(|e| Error::Generation(format!("tokenizer: {e}")))?;
+        Ok(encoding.get_ids().to_vec())
+    }
+
+    /// The prompt the chat template makes of `messages`.
+    ///
+    /// # Errors
+    /// [`Error::Generation`] if the template fails (some templates refuse some conversations).
+    pub fn prompt(&self, messages: &[Message]) -> Result<String> {
+        self.template.render(messages)
+    }
+
+    /// Generates the reply to `messages`, passing each piece of text to `on_token` as it is
+    /// decoded.
+    ///
+    /// # Errors
+    /// [`Error::Config`] for invalid options; [`Error::Generation`] when the prompt does not
+    /// fit the context window, the model is already generating (a re-entrant call from
+    /// `on_token`), or a computation fails.
+    pub fn generate(
+        &self,
+        messages: &[Message],
+        options: &GenerateOptions,
+        mut on_token: Option<&mut dyn FnMut(&str)>,
+    ) -> Result<Generation> {
+        options.validate()?;
+        let prompt = self.encode(&self.prompt(messages)?)?;
+        if prompt.len() >= self.context {
+            return Err(Error::Generation(format!(
+                "the prompt is {} tokens; this model reads at most {}",
+                prompt.len(),
+                self.context - 1
+            )));
+        }
+        let budget = (options.max_tokens as usize).min(self.context - prompt.len());
+        let mut weights = self
+            .weights
+            .try_borrow_mut()
+            .map_err(|_| Error::Generation("the model is already generating".into()))?;
+        let fail = |e: candle_core::Error| Error::Generation(one_line(&e));
+
+        let mut logits = None;
+        for (i, slice) in prompt.chunks(PROMPT_SLICE).enumerate() {
+            let input = Tensor::new(slice, &Device::Cpu).and_then(|t| t.unsqueeze(0));
+            logits = Some(input.and_then(|t| weights.forward(&t, i * PROMPT_SLICE)).map_err(fail)?);
+        }
+        let mut logits = logits.ok_or_else(|| Error::Generation("the prompt is empty".into()))?;
+
+        let temperature = f64::from(options.temperature);
+        let sampling = match options.top_p {
+            _ if options.temperature == 0.0 => Sampling::ArgMax,
+            Some(p) => Sampling::TopP { p: f64::from(p), temperature },
+            None => Sampling::All { temperature },
+        };
+        let mut sampler = LogitsProcessor::from_sampling(options.seed, sampling);
+        let mut decoder = self.tokenizer.tokenizer.decode_stream(true);
+        let mut watch = StopWatch::new(&options.stop);
+        let mut text = String::new();
+        let mut emit = |piece: &str, text: &mut String| {
+            if !piece.is_empty() {
+                text.push_str(piece);
+                if let Some(on_token) = on_token.as_deref_mut() {
+                    on_token(piece);
+                }
+            }
+        };
+        let mut tokens = prompt.clone();
+        let mut finish = Finish::Length;
+        while tokens.len() - prompt.len() < budget {
+            let mut row = logits.squeeze(0).and_then(|l| l.to_dtype(DType::F32)).map_err(fail)?;
+            if options.repeat_penalty != 1.0 {
+                let recent = &tokens[tokens.len().saturating_sub(options.repeat_last)..];
+                row = apply_repeat_penalty(&row, options.repeat_penalty, recent).map_err(fail)?;
+            }
+            let next = sampler.sample(&row).map_err(fail)?;
+            tokens.push(next);
+            if self.tokenizer.end_ids.contains(&next) {
+                finish = Finish::Stop;
+                break;
+            }
+            let piece = decoder.step(next).map_err(|e| Error::Generation(e.to_string()))?;
+            match watch.push(piece.as_deref().unwrap_or_default()) {
+                Step::Go(piece) => emit(&piece, &mut text),
+                Step::Stop(piece) => {
+                    emit(&piece, &mut text);
+                    finish = Finish::Stop;
+                    break;
+                }
+            }
+            if tokens.len() - prompt.len() < budget {
+                let input = Tensor::new(&[next], &Device::Cpu).and_then(|t| t.unsqueeze(0));
+                logits = input.and_then(|t| weights.forward(&t, tokens.len() - 1)).map_err(fail)?;
+            }
+        }
+        if finish == Finish::Length {
+            emit(&watch.finish(), &mut text);
+        }
+        Ok(Generation {
+            text,
+            prompt_tokens: prompt.len(),
+            completion_tokens: tokens.len() - prompt.len(),
+            finish,
+        })
+    }
+}
+
+impl ChatModel for LocalModel {
+    fn temperature(&self) -> f32 {
+        self.defaults.temperature
+    }
+
+    async fn chat(
+        &self,
+        messages: &[Message],
+        temperature: f32,
+        on_token: Option<&mut dyn FnMut(&str)>,
+    ) -> Result<Completion> {
+        let options = GenerateOptions { temperature, ..self.defaults.clone() };
+        let reply = self.generate(messages, &options, on_token)?;
+        Ok(Completion { text: reply.text, model: self.name.clone(), failed: Vec::new() })
+    }
+}
+
+/// The first line of a candle error (without the backtrace candle may add).
+fn one_line(error: &candle_core::Error) -> String {
+    error.to_string().lines().next().unwrap_or_default().to_owned()
+}
