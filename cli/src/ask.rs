@@ -107,25 +107,20 @@ pub(crate) fn run(args: Args) -> Result<()> {
     let search = args.fusion.options(args.mode, args.answer.k, false);
     let options = args.answer.options(search, client.as_ref());
     let answerer = Answerer::new(&searcher, options);
-    let streamed = std::cell::Cell::new(false);
-    let answer = match &client {
-        Some(client) if args.stream => {
-            let mut print = |token: &str| {
-                streamed.set(true);
-                let mut out = std::io::stdout().lock();
-                _ = out.write_all(token.as_bytes());
-                _ = out.flush();
-            };
-            llm::block_on(answerer.ask(client, &args.question, Some(&mut print)))
-        }
-        Some(client) => llm::block_on(answerer.ask(client, &args.question, None)),
-        None => answerer.extractive(&args.question),
-    }
-    .context("ask")?;
+    let mut streamed = false;
+    let mut print = |token: &str| {
+        streamed = true;
+        let mut out = std::io::stdout().lock();
+        _ = out.write_all(token.as_bytes());
+        _ = out.flush();
+    };
+    let on_token = args.stream.then_some(&mut print as &mut dyn FnMut(&str));
+    let answer =
+        llm::block_on(answerer.answer(client.as_ref(), &args.question, on_token)).context("ask")?;
     if args.json {
         return output::json(&answer);
     }
-    print_answer(&answer, streamed.get());
+    print_answer(&answer, streamed);
     Ok(())
 }
 

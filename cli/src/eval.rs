@@ -213,10 +213,8 @@ fn squad(args: SquadArgs) -> Result<()> {
         let search = args.common.fusion.options(mode, args.answer.k, false);
         let answerer = Answerer::new(&searcher, args.answer.options(search, client.as_ref()));
         let bar = output::progress(questions.len() as u64, mode.as_str(), args.common.json);
-        let mut answer = |question: &str| match &client {
-            Some(client) => llm::block_on(answerer.ask(client, question, None)),
-            None => answerer.extractive(question),
-        };
+        let mut answer =
+            |question: &str| llm::block_on(answerer.answer(client.as_ref(), question, None));
         let report = squad::evaluate(&questions, mode, how, &mut answer, &mut |done, total| {
             bar.set_length(total as u64);
             bar.set_position(done as u64);
@@ -267,11 +265,8 @@ fn answers(args: AnswersArgs) -> Result<()> {
         let bar = output::progress(questions.len() as u64, "answering", args.common.json);
         let mut answered = Vec::with_capacity(questions.len());
         for q in &questions {
-            let answer = match &client {
-                Some(client) => llm::block_on(answerer.ask(client, &q.question, None)),
-                None => answerer.extractive(&q.question),
-            }
-            .with_context(|| format!("question {}", q.id))?;
+            let answer = llm::block_on(answerer.answer(client.as_ref(), &q.question, None))
+                .with_context(|| format!("question {}", q.id))?;
             let contexts = answer.sources.iter().map(|s| s.text.clone()).collect();
             answered.push(Answered {
                 question: q.question.clone(),

@@ -73,13 +73,18 @@ pub(crate) fn open_bundle(path: &Path) -> Result<Searcher> {
     Searcher::from_bytes(&bytes).with_context(|| format!("{}", path.display()))
 }
 
+/// The directory a file `path` is in (`.` for a bare file name).
+pub(crate) fn parent_dir(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
 /// Writes `bytes` to `path` atomically: a temporary file in the same directory, flushed to disk,
 /// then renamed over `path`. On failure nothing is left behind.
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
+    let dir = parent_dir(path);
     let context = || format!("writing {}", path.display());
     let mut tmp = tempfile::Builder::new()
         .prefix(".edgerag-")

@@ -97,9 +97,7 @@ impl LlmArgs {
             max_tokens: self.llm_max_tokens,
             ..GenerateOptions::default()
         };
-        let model = crate::models::chat::load(path.as_deref(), quiet)?
-            .with_options(options)
-            .map_err(crate::models::one_line)?;
+        let model = crate::models::chat::load(path.as_deref(), quiet)?.with_options(options)?;
         Ok(Some(Llm::Local(Box::new(model))))
     }
 

@@ -52,7 +52,18 @@ pub(crate) fn note(text: &str) {
 /// Prints an error and its causes on one line of stderr.
 #[allow(clippy::print_stderr)]
 pub(crate) fn error_line(error: &anyhow::Error) {
-    eprintln!("error: {error:#}");
+    eprintln!("error: {}", one_line(error));
+}
+
+/// An error and its causes, `: `-separated, each cut to its first line: candle appends a
+/// backtrace to its errors when `RUST_BACKTRACE` is set, and the core passes them on in its
+/// messages.
+fn one_line(error: &anyhow::Error) -> String {
+    let causes: Vec<String> = error
+        .chain()
+        .map(|cause| cause.to_string().lines().next().unwrap_or_default().to_owned())
+        .collect();
+    causes.join(": ")
 }
 
 /// A progress bar on stderr; hidden when `quiet` (e.g. `--json`) or when stderr is not a terminal.
@@ -69,4 +80,18 @@ pub(crate) fn progress(total: u64, what: &str, quiet: bool) -> ProgressBar {
     bar.set_style(style);
     bar.set_message(what.to_owned());
     bar
+}
+
+#[cfg(test)]
+mod tests {
+    use anyhow::Context;
+
+    use super::one_line;
+
+    #[test]
+    fn model_errors_keep_their_first_line() {
+        let error = edgerag_core::Error::Model("file.gguf: broken\n   0: backtrace".to_owned());
+        let error = Err::<(), _>(error).context("model file m.gguf").unwrap_err();
+        assert_eq!(one_line(&error), "model file m.gguf: embedding model: file.gguf: broken");
+    }
 }

@@ -60,3 +60,14 @@ pub(crate) fn shared_data(name: &str) -> Option<PathBuf> {
 pub(crate) fn path(p: &Path) -> &str {
     p.to_str().expect("UTF-8 path")
 }
+
+/// A fixture of the core's tests (real documents).
+pub(crate) fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../core/tests/fixtures").join(name)
+}
+
+/// Lower-case hex SHA-256 of `bytes`.
+pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}

@@ -1,13 +1,7 @@
 //! Embeddings through the CLI: `embed`, builds with vectors, `--update`, dense search.
 //! These need the default model (`make models` fetches it; `EDGERAG_MODEL_DIR` overrides).
 
-use std::path::PathBuf;
-
-use crate::cli::{edgerag, json, one_error_line, path};
-
-fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../core/tests/fixtures").join(name)
-}
+use crate::cli::{edgerag, fixture, json, one_error_line, path};
 
 #[test]
 fn embed_prints_unit_vectors_of_the_model() {

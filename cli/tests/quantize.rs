@@ -1,25 +1,15 @@
 //! `edgerag models quantize` and `--model FILE.gguf`. These need the default model (`make
 //! models` fetches it; `EDGERAG_MODEL_DIR` overrides).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use sha2::{Digest, Sha256};
-
-use crate::cli::{edgerag, json, one_error_line, path};
+use crate::cli::{edgerag, fixture, json, one_error_line, path, sha256_hex};
 
 const MINILM: &str = "sentence-transformers/all-MiniLM-L6-v2";
-
-fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../core/tests/fixtures").join(name)
-}
 
 /// Quantizes the default model into `file` and returns `--json`'s output.
 fn quantize(file: &Path) -> serde_json::Value {
     json(&["models", "quantize", "-o", path(file), "--json"])
-}
-
-fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The vector of `text` (as a document) under the model at `model` (the default if `None`).

@@ -8,9 +8,8 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 
-use crate::cli::{self, json as run_json, one_error_line, path};
+use crate::cli::{self, json as run_json, one_error_line, path, sha256_hex};
 
 /// A running `edgerag serve`, killed when dropped.
 pub(crate) struct Serving {
@@ -181,10 +180,6 @@ pub(crate) fn read_head(reader: &mut impl BufRead) -> Response {
     Response { status, headers, body: Vec::new() }
 }
 
-fn sha256(bytes: &[u8]) -> String {
-    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
-}
-
 /// A small site: index pages, a script, a stylesheet, a wasm module; and a file beside it
 /// that must stay unreachable.
 pub(crate) fn make_site(dir: &Path) -> PathBuf {
@@ -223,7 +218,7 @@ fn serves_the_site_the_bundles_and_edgerag_json() {
 
     let expected_bundle = json!({
         "name": "normans", "url": "bundles/normans.bundle", "bytes": bytes.len(),
-        "sha256": sha256(&bytes), "corpus": inspected["manifest"]["corpus"],
+        "sha256": sha256_hex(&bytes), "corpus": inspected["manifest"]["corpus"],
         "chunks": inspected["manifest"]["counts"]["chunks"], "embedding": null,
     });
     assert_eq!(server.started["site"], path(&site));
@@ -240,7 +235,7 @@ fn serves_the_site_the_bundles_and_edgerag_json() {
     let got = server.get("/bundles/normans.bundle");
     assert_eq!(got.status, 200);
     assert!(got.body == bytes, "the bundle bytes differ");
-    let etag = format!("\"{}\"", sha256(&bytes));
+    let etag = format!("\"{}\"", sha256_hex(&bytes));
     assert_eq!(got.header("ETag"), Some(etag.as_str()));
     assert_eq!(got.header("Content-Type"), Some("application/octet-stream"));
     assert_eq!(got.header("Cache-Control"), Some("no-cache"));
@@ -338,9 +333,9 @@ fn a_model_directory_is_served_with_its_hashes_and_never_blocks_other_requests()
     let expected = json!({
         "id": "tiny-model", "url": "models/tiny-model/",
         "files": {
-            "config.json": {"bytes": files[0].1.len(), "sha256": sha256(files[0].1)},
-            "tokenizer.json": {"bytes": files[1].1.len(), "sha256": sha256(files[1].1)},
-            "model.safetensors": {"bytes": weights.len(), "sha256": sha256(&weights)},
+            "config.json": {"bytes": files[0].1.len(), "sha256": sha256_hex(files[0].1)},
+            "tokenizer.json": {"bytes": files[1].1.len(), "sha256": sha256_hex(files[1].1)},
+            "model.safetensors": {"bytes": weights.len(), "sha256": sha256_hex(&weights)},
         },
     });
     assert_eq!(server.started["model"], expected);
@@ -351,7 +346,7 @@ fn a_model_directory_is_served_with_its_hashes_and_never_blocks_other_requests()
     assert_eq!(config.status, 200);
     assert_eq!(config.body, files[0].1);
     assert_eq!(config.header("Content-Type"), Some("application/json"));
-    let etag = format!("\"{}\"", sha256(files[0].1));
+    let etag = format!("\"{}\"", sha256_hex(files[0].1));
     assert_eq!(config.header("ETag"), Some(etag.as_str()));
     let cached =
         server.request("GET", "/models/tiny-model/config.json", &[("If-None-Match", &etag)]);

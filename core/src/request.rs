@@ -265,13 +265,8 @@ impl AskRequest {
         on_token: Option<&mut dyn FnMut(&str)>,
     ) -> Result<Answer> {
         let answerer = Answerer::new(searcher, self.options()?);
-        match self.llm()? {
-            None => answerer.extractive(question),
-            Some(config) => {
-                let client = LlmClient::new(config, transport)?;
-                answerer.ask(&client, question, on_token).await
-            }
-        }
+        let client = self.llm()?.map(|config| LlmClient::new(config, transport)).transpose()?;
+        answerer.answer(client.as_ref(), question, on_token).await
     }
 }
 

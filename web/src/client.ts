@@ -68,8 +68,6 @@ export class Edgerag {
   readonly #onProgress: OnProgress | undefined;
   #connection: Connection | null = null;
   #starting: Promise<Connection> | null = null;
-  /** The worker being started (and restored), until it becomes `#connection`. */
-  #startingConnection: Connection | null = null;
   #closed = false;
   #version = "";
   /** What a fresh worker must load again after a crash. */
@@ -144,8 +142,6 @@ export class Edgerag {
     this.#closed = true;
     this.#connection?.terminate("closed", "the Edgerag was closed");
     this.#connection = null;
-    this.#startingConnection?.terminate("closed", "the Edgerag was closed");
-    this.#startingConnection = null;
   }
 
   async #run<O extends Operation>(op: O, args: Args<O>, hooks: Hooks = {}): Promise<Result<O>> {
@@ -156,48 +152,40 @@ export class Edgerag {
   /** The live worker, or a new one with the bundle and model restored (after a crash). */
   #connect(): Promise<Connection> {
     if (this.#closed) return Promise.reject(closedError());
+    if (this.#starting) return this.#starting;
     if (this.#connection && !this.#connection.dead) return Promise.resolve(this.#connection);
-    this.#starting ??= this.#start().finally(() => {
+    this.#starting = this.#start().finally(() => {
       this.#starting = null;
     });
     return this.#starting;
   }
 
+  /**
+   * A new worker with the bundle and model restored. It is the connection from the start, so
+   * close() meanwhile terminates it: what the start awaits then rejects with `closed`, and so
+   * does the first call on a connection closed after the last reply.
+   */
   async #start(): Promise<Connection> {
-    // A closed Edgerag starts no worker, and close() during the start terminates this one
-    // (the checks below turn what that rejected into `closed`, and catch a close() that came
-    // after the last reply).
-    if (this.#closed) throw closedError();
     const worker = new Worker(new URL("./worker.js", import.meta.url), { type: "module", name: "edgerag" });
     const connection = new Connection(worker);
-    this.#startingConnection = connection;
+    this.#connection = connection;
     try {
-      try {
-        const args = this.#wasmUrl === undefined ? {} : { wasmUrl: this.#wasmUrl };
-        this.#version = (await connection.call("init", args)).version;
-      } catch (error) {
-        if (this.#closed) throw closedError();
-        connection.terminate("init", messageOf(error));
-        throw new EdgeragError("init", `edgerag could not start: ${messageOf(error)}`);
-      }
-      try {
-        const hooks = { onProgress: this.#onProgress };
-        if (this.#model) await connection.call("loadModel", { source: this.#model }, hooks);
-        if (this.#bundle) await connection.call("loadBundle", { source: this.#bundle }, hooks);
-      } catch (error) {
-        if (this.#closed) throw closedError();
-        connection.terminate("crashed", messageOf(error));
-        throw error;
-      }
-      if (this.#closed) {
-        connection.terminate("closed", "the Edgerag was closed");
-        throw closedError();
-      }
-      this.#connection = connection;
-      return connection;
-    } finally {
-      this.#startingConnection = null;
+      const args = this.#wasmUrl === undefined ? {} : { wasmUrl: this.#wasmUrl };
+      this.#version = (await connection.call("init", args)).version;
+    } catch (error) {
+      if (this.#closed) throw closedError();
+      connection.terminate("init", messageOf(error));
+      throw new EdgeragError("init", `edgerag could not start: ${messageOf(error)}`);
     }
+    try {
+      const hooks = { onProgress: this.#onProgress };
+      if (this.#model) await connection.call("loadModel", { source: this.#model }, hooks);
+      if (this.#bundle) await connection.call("loadBundle", { source: this.#bundle }, hooks);
+    } catch (error) {
+      connection.terminate("crashed", messageOf(error));
+      throw error;
+    }
+    return connection;
   }
 }
 

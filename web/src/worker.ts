@@ -53,7 +53,7 @@ function requireBundle(): Core {
 
 /** Attaches the model to the bundle when the bundle has vectors of that model. */
 function attachModel(): boolean {
-  if (!bundle || !model || bundle.manifest().embedding === null) return false;
+  if (!bundle || !model) return false;
   try {
     bundle.useModel(model);
   } catch (error) {

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { browser, llmServer, serve, watchConsole } from "./helpers.mjs";
+import { browser, llmServer, serve, until, watchConsole } from "./helpers.mjs";
 
 const repo = (path) => fileURLToPath(new URL(`../../${path}`, import.meta.url));
 const demoBundle = process.env.EDGERAG_DEMO_BUNDLE;
@@ -203,9 +203,7 @@ test("close() while a crashed worker is replaced ends the new worker; later call
     return pending;
   });
   assert.equal(during.code, "closed", JSON.stringify(during));
-  for (let waited = 0; page.workers().length > 0 && waited < 10_000; waited += 100) {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  await until(() => page.workers().length === 0, 10_000, 100);
   assert.equal(page.workers().length, 0, "no worker is left running");
   const after = await page.evaluate(() => outcome(() => rag.inspect()));
   assert.equal(after.code, "closed");

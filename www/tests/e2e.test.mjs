@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { browser, llmServer, screenshot, serve, watchConsole } from "./helpers.mjs";
+import { browser, llmServer, screenshot, serve, until, watchConsole } from "./helpers.mjs";
 
 const repo = (path) => fileURLToPath(new URL(`../../${path}`, import.meta.url));
 const demoBundle = process.env.EDGERAG_DEMO_BUNDLE;
@@ -50,6 +50,15 @@ function watchTransfers() {
 async function waitLoaded(target) {
   await target.getByText("dense retrieval ready").waitFor({ timeout: 5 * MINUTE });
   await target.locator("#question:enabled").waitFor();
+}
+
+/** Records every text the answer shows, from now on, in `window.answerStates`. */
+async function recordAnswerStates(target) {
+  await target.evaluate(() => {
+    window.answerStates = [];
+    const text = document.getElementById("answer-text");
+    new MutationObserver(() => window.answerStates.push(text.textContent)).observe(text, { childList: true, characterData: true, subtree: true });
+  });
 }
 
 async function ask(target, question) {
@@ -210,11 +219,7 @@ test("streams an LLM's answer configured in the settings panel, with the key sen
     await page.locator("#llm-form button[type=submit]").click();
     await page.getByText("Saved: answers come from tiny-test-llm.").waitFor();
 
-    await page.evaluate(() => {
-      window.answerStates = [];
-      const text = document.getElementById("answer-text");
-      new MutationObserver(() => window.answerStates.push(text.textContent)).observe(text, { childList: true, characterData: true, subtree: true });
-    });
+    await recordAnswerStates(page);
     await ask(page, QUESTION);
     const states = await page.evaluate(() => window.answerStates);
     const final = await page.locator("#answer-text").textContent();
@@ -241,20 +246,16 @@ test("a newer question's answer is never overwritten by a slower earlier one", {
     await page.locator("#llm-base-url").fill(llm.baseUrl);
     await page.locator("#llm-enabled").check();
     await page.locator("#llm-form button[type=submit]").click();
-    await page.evaluate(() => {
-      window.answerStates = [];
-      const text = document.getElementById("answer-text");
-      new MutationObserver(() => window.answerStates.push(text.textContent)).observe(text, { childList: true, characterData: true, subtree: true });
-    });
+    await recordAnswerStates(page);
     await page.locator("#question").fill(QUESTION);
     await page.locator("#ask-button").click();
-    for (let waited = 0; llm.requests.length === 0 && waited < MINUTE; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+    await until(() => llm.requests.length > 0, MINUTE);
     await page.evaluate(() => (window.answerStates = []));
     await ask(page, "Who won Super Bowl 50?");
     const second = await page.locator("#answer-text").innerText();
     assert.doesNotMatch(second, /Rollo/);
     assert.match(await page.locator("#answer-text a.citation").first().getAttribute("data-document"), /(^|\/)super-bowl-50\.md$/);
-    for (let waited = 0; llm.finished < 2 && waited < MINUTE; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+    await until(() => llm.finished >= 2, MINUTE);
     assert.ok(llm.finished >= 2, "the first answer was written too");
     await page.waitForTimeout(1500); // its reply reaches the page, which must ignore it
     assert.equal(await page.locator("#answer-text").innerText(), second, "the second answer stays");

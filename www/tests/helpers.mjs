@@ -160,3 +160,10 @@ function answer(prompt) {
 function words(text) {
   return text.toLowerCase().match(/[a-z]{4,}/g) ?? [];
 }
+
+/** Waits until `condition()` holds or `timeout` ms have passed, checking every `step` ms. */
+export async function until(condition, timeout, step = 50) {
+  for (let waited = 0; !condition() && waited < timeout; waited += step) {
+    await new Promise((resolve) => setTimeout(resolve, step));
+  }
+}

@@ -59,13 +59,15 @@ pub(crate) fn resolve(path: Option<&Path>, quiet: bool) -> Result<(PathBuf, Sour
 /// Loads the chat model `path` (or the default one), named after its file.
 pub(crate) fn load(path: Option<&Path>, quiet: bool) -> Result<LocalModel> {
     let (path, _, bytes) = resolve(path, quiet)?;
-    let model = LocalModel::from_gguf(&bytes)
-        .map_err(super::one_line)
-        .with_context(|| format!("chat model {}", path.display()))?;
-    Ok(model.with_name(name(&path)))
+    open(&path, &bytes)
 }
 
-/// A model's name from its file: `SmolLM2-135M-Instruct.Q4_1.gguf` → `SmolLM2-135M-Instruct.Q4_1`.
-pub(crate) fn name(path: &Path) -> String {
-    path.file_stem().map_or_else(|| "local".to_owned(), |s| s.to_string_lossy().into_owned())
+/// The chat model in `bytes`, read from `path` and named after it
+/// (`SmolLM2-135M-Instruct.Q4_1.gguf` → `SmolLM2-135M-Instruct.Q4_1`).
+pub(crate) fn open(path: &Path, bytes: &[u8]) -> Result<LocalModel> {
+    let model =
+        LocalModel::from_gguf(bytes).with_context(|| format!("chat model {}", path.display()))?;
+    let name =
+        path.file_stem().map_or_else(|| "local".into(), |s| s.to_string_lossy().into_owned());
+    Ok(model.with_name(name))
 }

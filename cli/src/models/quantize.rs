@@ -9,7 +9,7 @@ use clap::Args as ClapArgs;
 use edgerag_core::embed::{self, Embedder, EmbedderOptions};
 use serde::Serialize;
 
-use super::{Format, gguf_model_id, one_line, resolve, sha256_hex};
+use super::{Format, gguf_model_id, resolve, sha256_hex};
 use crate::{files, output};
 
 /// Suffix of a quantized file's name after the model's name (`all-MiniLM-L6-v2-q8_0.gguf`).
@@ -64,7 +64,6 @@ pub(crate) fn run(args: &Args) -> Result<()> {
     check_output(&path)?;
 
     let gguf = embed::quantize(config, tokenizer, weights)
-        .map_err(one_line)
         .with_context(|| format!("quantizing the model in {}", dir.display()))?;
     let sha256 = sha256_hex(&gguf);
     let model = gguf_model_id(&path, &sha256);
@@ -72,7 +71,6 @@ pub(crate) fn run(args: &Args) -> Result<()> {
     let options = EmbedderOptions { model_id: model.clone(), ..EmbedderOptions::minilm() };
     Embedder::from_gguf(&gguf, options)
         .and_then(|embedder| embedder.embed_query("Does the quantized model run?"))
-        .map_err(one_line)
         .with_context(|| format!("the quantized model of {}", dir.display()))?;
 
     let changed = !holds(&path, &gguf);
@@ -113,10 +111,7 @@ fn default_output(dir: &Path) -> Result<PathBuf> {
 /// Checks, before the work, that `path` can be written: its directory exists and it is not a
 /// directory itself.
 fn check_output(path: &Path) -> Result<()> {
-    let parent = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
+    let parent = files::parent_dir(path);
     if !parent.is_dir() {
         bail!("{}: the output directory {} does not exist", path.display(), parent.display());
     }

@@ -7,7 +7,7 @@ use std::io::{self, Write};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use edgerag_core::generate::{Finish, GenerateOptions, LocalModel};
+use edgerag_core::generate::{GenerateOptions, LocalModel};
 use edgerag_core::llm::server::{self, CompletionRequest, DONE};
 use edgerag_core::llm::sse;
 use serde_json::{Value, json};
@@ -18,13 +18,15 @@ use super::http::{self, Incoming, Reply};
 pub(super) struct Chat {
     model: Arc<Mutex<LocalModel>>,
     name: String,
+    /// The options replies are generated with, unless a request sets them.
+    defaults: GenerateOptions,
 }
 
 impl Chat {
     /// Serves `model`.
     pub(super) fn new(model: LocalModel) -> Self {
-        let name = model.name().to_owned();
-        Self { model: Arc::new(Mutex::new(model)), name }
+        let (name, defaults) = (model.name().to_owned(), model.options().clone());
+        Self { model: Arc::new(Mutex::new(model)), name, defaults }
     }
 
     /// The model's name, as `/v1/models` lists it.
@@ -60,18 +62,7 @@ impl Chat {
             Ok(messages) => messages,
             Err(e) => return error(400, &e.to_string()),
         };
-        let options = {
-            let model = self.model.lock().unwrap_or_else(PoisonError::into_inner);
-            let defaults = model.options().clone();
-            GenerateOptions {
-                max_tokens: completion.token_limit().unwrap_or(defaults.max_tokens),
-                temperature: completion.temperature.unwrap_or(defaults.temperature),
-                top_p: completion.top_p.or(defaults.top_p),
-                seed: completion.seed.unwrap_or(defaults.seed),
-                stop: completion.stop.as_ref().map_or(defaults.stop.clone(), |s| s.sequences()),
-                ..defaults
-            }
-        };
+        let options = completion.generate_options(&self.defaults);
         let (id, created) = (format!("chatcmpl-{:x}", nanos()), now());
         if !completion.stream {
             let model = self.model.lock().unwrap_or_else(PoisonError::into_inner);
@@ -83,7 +74,7 @@ impl Chat {
                         &self.name,
                         created,
                         &reply.text,
-                        finish_reason(reply.finish),
+                        reply.finish.as_str(),
                         (reply.prompt_tokens, reply.completion_tokens),
                     ),
                 ),
@@ -110,7 +101,7 @@ impl Chat {
             let result = model.generate(&messages, &options, Some(&mut send));
             failed?;
             let end = match result {
-                Ok(reply) => chunk(None, Some(finish_reason(reply.finish))),
+                Ok(reply) => chunk(None, Some(reply.finish.as_str())),
                 Err(e) => sse::event(None, &error_body(&e.to_string()).to_string()),
             };
             out.write_all(end.as_bytes())?;
@@ -118,13 +109,6 @@ impl Chat {
             out.flush()
         })
         .header("Cache-Control", "no-store")
-    }
-}
-
-fn finish_reason(finish: Finish) -> &'static str {
-    match finish {
-        Finish::Stop => "stop",
-        Finish::Length => "length",
     }
 }
 

@@ -333,6 +333,23 @@ impl<'a> Answerer<'a> {
         Ok(answer)
     }
 
+    /// The answer every host gives: written by `llm` when there is one ([`Answerer::ask`],
+    /// its first reply streamed to `on_token`), else extractive ([`Answerer::extractive`]).
+    ///
+    /// # Errors
+    /// As [`Answerer::ask`] and [`Answerer::extractive`].
+    pub async fn answer<M: ChatModel>(
+        &self,
+        llm: Option<&M>,
+        question: &str,
+        on_token: Option<&mut dyn FnMut(&str)>,
+    ) -> Result<Answer> {
+        match llm {
+            Some(llm) => self.ask(llm, question, on_token).await,
+            None => self.extractive(question),
+        }
+    }
+
     /// Whether any sentence of `answer` is supported below the threshold.
     fn poorly_supported(&self, answer: &Answer) -> bool {
         answer.sentences.iter().any(|s| s.support < self.options.min_support)

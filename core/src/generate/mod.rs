@@ -111,6 +111,16 @@ pub enum Finish {
     Length,
 }
 
+impl Finish {
+    /// The OpenAI protocol's `finish_reason`: `stop` or `length`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Finish::Stop => "stop",
+            Finish::Length => "length",
+        }
+    }
+}
+
 /// A generated reply.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Generation {

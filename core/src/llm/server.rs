@@ -160,6 +160,22 @@ impl CompletionRequest {
     pub fn token_limit(&self) -> Option<u32> {
         self.max_completion_tokens.or(self.max_tokens)
     }
+
+    /// `defaults` with the sampling fields the request sets.
+    #[cfg(feature = "generate")]
+    pub fn generate_options(
+        &self,
+        defaults: &crate::generate::GenerateOptions,
+    ) -> crate::generate::GenerateOptions {
+        crate::generate::GenerateOptions {
+            max_tokens: self.token_limit().unwrap_or(defaults.max_tokens),
+            temperature: self.temperature.unwrap_or(defaults.temperature),
+            top_p: self.top_p.or(defaults.top_p),
+            seed: self.seed.unwrap_or(defaults.seed),
+            stop: self.stop.as_ref().map_or_else(|| defaults.stop.clone(), Stop::sequences),
+            ..defaults.clone()
+        }
+    }
 }
 
 /// A complete `chat.completion` reply with generated `text`, ended for `finish_reason`
