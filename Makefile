@@ -60,10 +60,11 @@ demo-bundle: models ## Build the demo bundle (with embeddings) from demo/corpus
 	$(EDGERAG) build demo/corpus -o $(DEMO_BUNDLE) --name demo
 
 .PHONY: test-wasm
-test-wasm: wasm demo-bundle ## The real wasm module under Node: embedding, search, answer and build parity with native
+test-wasm: wasm demo-bundle models ## The real wasm module under Node: embedding, search, answer, build parity with native, local generation
 	scripts/setup.sh wasm-bindgen
 	scripts/wasm-bindgen.sh $(WASM_PROFILE) nodejs $(WASM_PKG)
 	EDGERAG_WASM_PKG=$(WASM_PKG) EDGERAG_MODEL_DIR="$$($(EDGERAG) models path)" \
+	  EDGERAG_CHAT_MODEL="$$($(EDGERAG) models path --chat)" \
 	  EDGERAG_BIN=$(EDGERAG) EDGERAG_BUNDLE=$(DEMO_BUNDLE) node --test wasm/tests/
 
 .PHONY: cli
@@ -80,10 +81,10 @@ eval: models ## Every mode on SciFact (train) and MuSiQue, with embeddings (SciF
 	$(EDGERAG) eval multihop "$(EDGERAG_DATA)/musique" --mode all
 
 .PHONY: bench
-bench: wasm demo-bundle ## Embedding native vs wasm, search latency at 10k/100k chunks, HNSW recall (~15 min)
+bench: wasm demo-bundle models ## Embedding and local generation native vs wasm, search latency at 10k/100k chunks, HNSW recall (~15 min)
 	scripts/setup.sh wasm-bindgen
 	scripts/wasm-bindgen.sh $(WASM_PROFILE) nodejs $(WASM_PKG)
-	$(EDGERAG) bench --bundle $(DEMO_BUNDLE) --wasm-pkg $(WASM_PKG) $(BENCH_ARGS)
+	$(EDGERAG) bench --bundle $(DEMO_BUNDLE) --wasm-pkg $(WASM_PKG) --chat-model local $(BENCH_ARGS)
 
 .PHONY: demo
 demo: demo-bundle www ## Build the demo bundle, search it and ask it, then serve the demo site
@@ -95,7 +96,7 @@ demo: demo-bundle www ## Build the demo bundle, search it and ask it, then serve
 	@echo; echo "── edgerag ask demo.bundle \"$(DEMO_QUESTION)\" ──"
 	$(EDGERAG) ask $(DEMO_BUNDLE) "$(DEMO_QUESTION)"
 	@echo; echo "── the demo site: open the URL below (Ctrl-C stops it) ──"
-	$(EDGERAG) serve $(DEMO_BUNDLE) --site www/dist --port $(DEMO_PORT)
+	$(EDGERAG) serve $(DEMO_BUNDLE) --site www/dist --port $(DEMO_PORT) --local-model local
 
 .PHONY: fmt
 fmt: ## Format the code
@@ -113,7 +114,7 @@ www: web ## The demo site in www/dist (serve it: edgerag serve BUNDLE --site www
 	npm run build --workspace www
 
 .PHONY: test-browser
-test-browser: www demo-bundle cli ## The demo site in headless Chromium: load, ask, build in the tab, cache, LLM
+test-browser: www demo-bundle models ## The demo site in headless Chromium: load, ask, build in the tab, cache, LLM, answer locally
 	scripts/setup.sh browser
 	EDGERAG=$(EDGERAG) EDGERAG_DEMO_BUNDLE=$(DEMO_BUNDLE) \
 	  EDGERAG_ARTIFACTS=$(CARGO_TARGET_DIR)/artifacts/browser node --test www/tests/

@@ -4,7 +4,9 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
-use edgerag_core::answer::{Answer, AnswerMode, Answerer, AskOptions, WarningKind};
+use edgerag_core::answer::{
+    Answer, AnswerMode, Answerer, AskOptions, LOCAL_CONTEXT_TOKENS, WarningKind,
+};
 use edgerag_core::{Mode, SearchOptions};
 
 use crate::embedding::{self, ModelArgs};
@@ -37,10 +39,6 @@ pub(crate) struct Args {
     #[arg(long)]
     json: bool,
 }
-
-/// The sources' default token budget for local models: small models read 4096 tokens at most,
-/// and process prompts at hundreds of tokens a second on a CPU.
-const LOCAL_CONTEXT_TOKENS: usize = 1024;
 
 /// How answers are made: flags shared by `ask` and `eval squad`.
 #[derive(Debug, Clone, clap::Args)]
@@ -85,16 +83,15 @@ impl AnswerArgs {
     /// (its `k` is replaced).
     pub(crate) fn options(&self, search: SearchOptions, model: Option<&Llm>) -> AskOptions {
         let defaults = AskOptions::default();
-        let context_tokens = match model {
-            Some(Llm::Local(_)) => LOCAL_CONTEXT_TOKENS,
-            _ => defaults.context_tokens,
-        };
+        let local = matches!(model, Some(Llm::Local(_)));
+        let context_tokens = if local { LOCAL_CONTEXT_TOKENS } else { defaults.context_tokens };
         AskOptions {
             search: SearchOptions { k: self.k, ..search },
             context_tokens: self.context_tokens.unwrap_or(context_tokens),
             min_relevance: self.min_relevance,
             sentences: self.sentences,
             llm_keywords: self.llm_keywords,
+            attribute: local,
             ..defaults
         }
     }

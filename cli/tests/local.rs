@@ -88,6 +88,21 @@ fn serve_speaks_openai_chat_completions_over_the_local_model() {
     let models = server.get("/v1/models").json();
     assert_eq!(models["data"][0]["id"], NAME);
 
+    // The file itself, for generation in the tab, listed in /edgerag.json.
+    let bytes = std::fs::read(&model).unwrap();
+    let sha256 = crate::cli::sha256_hex(&bytes);
+    let listed = server.get("/edgerag.json").json()["chat_model"].clone();
+    let file_name = model.file_name().unwrap().to_str().unwrap();
+    let expected = json!({
+        "name": NAME, "url": format!("chat-models/{file_name}"), "bytes": bytes.len(), "sha256": sha256,
+    });
+    assert_eq!(listed, expected);
+    let file = server.get(&format!("/chat-models/{file_name}"));
+    assert_eq!(file.status, 200);
+    assert_eq!(file.header("etag"), Some(format!("\"{sha256}\"").as_str()));
+    assert!(file.body == bytes, "the served file is the model's");
+    assert_eq!(server.get("/chat-models/other.gguf").status, 404);
+
     // Non-streamed, greedy.
     let request = json!({
         "model": NAME,
@@ -197,6 +212,16 @@ fn ask_with_llm_local_writes_the_answer_in_process() {
     assert_eq!(answer["mode"], "llm", "{answer}");
     assert_eq!(answer["model"], NAME);
     assert!(answer["sources"].as_array().is_some_and(|s| !s.is_empty()));
+    // Sentences it leaves uncited cite their best-supporting source, saying so.
+    let attributed = answer["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["kind"] == "attributed_citation");
+    for warning in attributed {
+        let marker = warning["message"].as_str().unwrap().split_whitespace().nth(5).unwrap();
+        assert!(answer["answer"].as_str().unwrap().contains(&format!("[{marker}]")), "{answer}");
+    }
 
     let missing = Command::new(env!("CARGO_BIN_EXE_edgerag"))
         .args(["ask", path(&bundle), "Who was Rollo?", "--llm", "local:/nonexistent.gguf"])

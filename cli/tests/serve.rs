@@ -229,7 +229,8 @@ fn serves_the_site_the_bundles_and_edgerag_json() {
     assert_eq!(index.status, 200);
     assert_eq!(index.header("Content-Type"), Some("application/json"));
     assert_eq!(index.header("Cache-Control"), Some("no-cache"));
-    assert_eq!(index.json(), json!({"bundles": [expected_bundle], "model": null}));
+    let expected_index = json!({"bundles": [expected_bundle], "model": null, "chat_model": null});
+    assert_eq!(index.json(), expected_index);
 
     // The bundle: its exact bytes, a strong ETag of its SHA-256, revalidated with 304.
     let got = server.get("/bundles/normans.bundle");

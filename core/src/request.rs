@@ -21,10 +21,10 @@ use std::time::Duration;
 use serde::{Deserialize, Deserializer};
 
 use crate::BuildOptions;
-use crate::answer::{Answer, Answerer, AskOptions};
+use crate::answer::{Answer, Answerer, AskOptions, LOCAL_CONTEXT_TOKENS};
 use crate::chunk::ChunkConfig;
 use crate::index::dense::Quantization;
-use crate::llm::{ApiKey, GROQ_BASE_URL, LlmClient, LlmConfig, Transport};
+use crate::llm::{ApiKey, ChatModel, GROQ_BASE_URL, LlmClient, LlmConfig, Transport};
 use crate::query::{Filter, Mode, SearchOptions, Searcher};
 use crate::{Error, Result};
 
@@ -267,6 +267,33 @@ impl AskRequest {
         let answerer = Answerer::new(searcher, self.options()?);
         let client = self.llm()?.map(|config| LlmClient::new(config, transport)).transpose()?;
         answerer.answer(client.as_ref(), question, on_token).await
+    }
+
+    /// Answers `question` from `searcher` with a model running in the process (see
+    /// `generate::LocalModel`), unless the request asks for an extractive answer. The sources'
+    /// budget defaults to [`LOCAL_CONTEXT_TOKENS`], and sentences the model leaves uncited
+    /// cite their best-supporting source ([`AskOptions::attribute`]).
+    ///
+    /// # Errors
+    /// [`Error::Query`] when the request also names a remote `llm`; otherwise as
+    /// [`AskRequest::answer`].
+    pub async fn answer_with<M: ChatModel>(
+        &self,
+        searcher: &Searcher,
+        question: &str,
+        model: &M,
+        on_token: Option<&mut dyn FnMut(&str)>,
+    ) -> Result<Answer> {
+        if self.llm.is_some() {
+            return Err(Error::Query(
+                "llm: a remote LLM and a local model cannot both write the answer".to_owned(),
+            ));
+        }
+        let mut options = self.options()?;
+        options.context_tokens = self.context_tokens.unwrap_or(LOCAL_CONTEXT_TOKENS);
+        options.attribute = true;
+        let model = (!self.extractive).then_some(model);
+        Answerer::new(searcher, options).answer(model, question, on_token).await
     }
 }
 

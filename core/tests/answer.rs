@@ -110,6 +110,43 @@ fn support_tells_a_faithful_sentence_from_an_invented_one() {
 }
 
 #[test]
+fn uncited_sentences_cite_their_best_source_only_when_it_supports_them() {
+    let searcher = searcher();
+    let faithful = "The Normans descended from raiders from Denmark, Iceland and Norway.";
+    let invented = "They were led by Napoleon Bonaparte to conquer Egypt.";
+    let reply = format!("{faithful}\n{invented}");
+    let ask = |attribute: bool| {
+        let options = AskOptions { attribute, ..AskOptions::default() };
+        let answerer = Answerer::new(&searcher, options);
+        let provider = scripted(&[&reply, &reply]);
+        let client = LlmClient::new(LlmConfig::default(), &provider).unwrap();
+        run(answerer.ask(&client, QUESTION, None)).unwrap()
+    };
+
+    let plain = ask(false);
+    assert!(plain.citations.is_empty());
+    assert_eq!(plain.answer, reply);
+    let uncited = plain.warnings.iter().filter(|w| w.kind == WarningKind::UncitedSentence);
+    assert_eq!(uncited.count(), 2);
+
+    let attributed = ask(true);
+    let source = attributed.sources.iter().find(|s| s.text.contains("Denmark, Iceland and Norway"));
+    let marker = &source.expect("the answer's chunk is retrieved").marker;
+    let cited = faithful.replace("Norway.", &format!("Norway [{marker}]."));
+    assert_eq!(attributed.answer, format!("{cited}\n{invented}"));
+    assert_eq!(attributed.sentences[0].text, cited);
+    assert_eq!(attributed.sentences[0].cites, std::slice::from_ref(marker));
+    assert!(attributed.sentences[0].support >= 0.5, "{:?}", attributed.sentences[0]);
+    assert_eq!(attributed.citations.len(), 1);
+    assert_eq!(attributed.citations[0].marker, *marker);
+    let kinds: Vec<WarningKind> = attributed.warnings.iter().map(|w| w.kind).collect();
+    assert!(kinds.contains(&WarningKind::AttributedCitation), "{kinds:?}");
+    // Nothing supports the invented sentence: it stays uncited, and says so.
+    assert!(attributed.sentences[1].cites.is_empty());
+    assert!(kinds.contains(&WarningKind::UncitedSentence), "{kinds:?}");
+}
+
+#[test]
 fn off_topic_questions_are_refused_and_on_topic_ones_answered_offline() {
     let searcher = searcher();
     let answerer = Answerer::new(&searcher, AskOptions::default());

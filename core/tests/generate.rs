@@ -2,12 +2,17 @@
 //! reference ids, the chat template, deterministic generation, streaming, stop sequences and
 //! cited answers through the same `Answerer::ask` as remote LLMs.
 
+use std::io::Cursor;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use edgerag_core::answer::{AnswerMode, Answerer, AskOptions, WarningKind};
-use edgerag_core::generate::{Finish, GenerateOptions, LocalModel};
+use candle_core::quantized::gguf_file::Content;
+use candle_core::{Device, Tensor};
+use candle_transformers::models::quantized_llama::ModelWeights;
+use edgerag_core::answer::{AnswerMode, WarningKind};
+use edgerag_core::generate::{Finish, GenerateOptions, LocalModel, Weights};
 use edgerag_core::llm::Message;
+use edgerag_core::request::AskRequest;
 
 use crate::answer::{run, searcher};
 
@@ -84,6 +89,45 @@ fn the_tokenizer_built_from_the_metadata_matches_reference_ids() {
     let model = model();
     for (text, ids) in REFERENCE {
         assert_eq!(model.encode(text).unwrap(), ids, "{text:?}");
+    }
+}
+
+/// How close logits are to the reference's: their cosine, and whether the reference's
+/// likeliest token is among their three likeliest (near-ties may swap).
+fn compare(logits: &[f32], reference: &[f32]) -> (f32, bool) {
+    let dot = |x: &[f32], y: &[f32]| x.iter().zip(y).map(|(x, y)| x * y).sum::<f32>();
+    let cosine = dot(logits, reference) / (dot(logits, logits) * dot(reference, reference)).sqrt();
+    let mut ranked: Vec<usize> = (0..logits.len()).collect();
+    ranked.sort_by(|&a, &b| logits[b].total_cmp(&logits[a]));
+    let best = (0..reference.len()).max_by(|&a, &b| reference[a].total_cmp(&reference[b]));
+    (cosine, best.is_some_and(|best| ranked[..3].contains(&best)))
+}
+
+#[test]
+fn the_model_computes_what_candles_reference_llama_computes() {
+    let bytes = model_bytes();
+    let question = [Message::user("Which river flows through Paris? Answer in one word.")];
+    let model = model();
+    let tokens = model.encode(&model.prompt(&question).unwrap()).unwrap();
+    // candle-transformers' quantized llama, on the weights as stored.
+    let mut reader = Cursor::new(bytes);
+    let content = Content::read(&mut reader).unwrap();
+    let mut reference = ModelWeights::from_gguf(content, &mut reader, &Device::Cpu).unwrap();
+    let stored = LocalModel::from_gguf_reader(&mut Cursor::new(bytes), Weights::AsStored).unwrap();
+    for n in [12, tokens.len()] {
+        let input = Tensor::new(&tokens[..n], &Device::Cpu).unwrap().unsqueeze(0).unwrap();
+        let expected: Vec<f32> =
+            reference.forward(&input, 0).unwrap().squeeze(0).unwrap().to_vec1().unwrap();
+        // Products are summed in another order (the heads sharing keys are one product), and
+        // prompt slices multiply by the expanded f32 weights where candle rounds activations
+        // to 8 bits: the logits differ slightly.
+        let (cosine, same) = compare(&stored.logits(&tokens[..n]).unwrap(), &expected);
+        eprintln!("{n} tokens, as stored: cosine to candle's llama {cosine}");
+        assert!(same && cosine > 0.999, "{n} tokens, as stored: {cosine}");
+        // Re-quantized to Q8_0, the weights move a little.
+        let (cosine, same) = compare(&model.logits(&tokens[..n]).unwrap(), &expected);
+        eprintln!("{n} tokens, fast: cosine to candle's llama {cosine}");
+        assert!(same && cosine > 0.99, "{n} tokens, fast: {cosine}");
     }
 }
 
@@ -174,21 +218,22 @@ fn files_that_are_not_llama_chat_models_are_refused_with_reasons() {
     assert!(error.contains("architecture \"bert\" is not supported"), "{error}");
 }
 
-/// The whole answer path with the local model: retrieval, the prompt, a streamed reply,
-/// verification. (SmolLM2-135M writes fluent replies but rarely puts `[S#]` markers in them,
-/// so its sentences are checked and reported uncited rather than cited.)
+/// The whole answer path with the local model, as hosts take it
+/// (`AskRequest::answer_with`): retrieval, the prompt, a streamed reply, verification, and
+/// citations — SmolLM2-135M rarely writes `[S#]` markers itself, so a sentence it leaves
+/// uncited cites its best-supporting source.
 #[test]
-fn a_local_model_writes_an_answer_through_the_same_answerer() {
+fn a_local_model_writes_a_cited_answer_through_the_same_answerer() {
     let searcher = searcher();
-    let options = AskOptions { context_tokens: 1024, ..AskOptions::default() };
-    let answerer = Answerer::new(&searcher, options);
     let model = model()
         .with_options(GenerateOptions { max_tokens: 80, ..GenerateOptions::default() })
         .unwrap();
     let mut streamed = String::new();
     let mut on_token = |piece: &str| streamed.push_str(piece);
     let question = "Who was the first ruler of Normandy?";
-    let answer = run(answerer.ask(&model, question, Some(&mut on_token))).unwrap();
+    let request = AskRequest::default();
+    let answer =
+        run(request.answer_with(&searcher, question, &model, Some(&mut on_token))).unwrap();
     eprintln!("local answer ({:?}): {}", answer.mode, answer.answer);
     assert_eq!(answer.mode, AnswerMode::Llm, "{answer:?}");
     assert_eq!(answer.model.as_deref(), Some(model.name()));
@@ -200,4 +245,12 @@ fn a_local_model_writes_an_answer_through_the_same_answerer() {
     for sentence in &answer.sentences {
         assert!((0.0..=1.0).contains(&sentence.support), "{sentence:?}");
     }
+    assert!(!answer.citations.is_empty(), "{answer:#?}");
+    for citation in &answer.citations {
+        assert!(answer.answer.contains(&format!("[{}]", citation.marker)), "{answer:#?}");
+    }
+    // A remote LLM and a local model cannot both write it.
+    let both: AskRequest = serde_json::from_str(r#"{"llm": {"models": ["m"]}}"#).unwrap();
+    let error = run(both.answer_with(&searcher, question, &model, None)).unwrap_err();
+    assert!(error.to_string().contains("cannot both"), "{error}");
 }

@@ -5,6 +5,8 @@
 //!   `graph`, and `useModel` to enable dense retrieval.
 //! - [`Model`]: the embedding model from the bytes of its files: `embed`, and `build` to make
 //!   a bundle from files in memory ([`build`] makes one without embeddings).
+//! - [`ChatModel`]: a GGUF chat model generating in the module (`generate`), which
+//!   `Edgerag.askWith` answers with — no server, no key.
 //!
 //! Plain data crosses the boundary as JSON, parsed on the other side: options come in as
 //! plain objects ([`edgerag_core::request`]: every field optional, camelCase or snake_case,
@@ -22,6 +24,7 @@
 //! ```
 
 mod build;
+mod chat;
 mod fetch;
 mod model;
 mod runtime;
@@ -31,6 +34,7 @@ use serde::de::DeserializeOwned;
 use wasm_bindgen::prelude::*;
 
 pub use build::build;
+pub use chat::ChatModel;
 pub use model::Model;
 pub use runtime::Edgerag;
 
@@ -54,12 +58,27 @@ fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, JsError> {
         .map_err(|_| JsError::new("a result could not be passed to JavaScript"))
 }
 
+/// Passes each piece of streamed text to `callback`, if any. A throwing callback does not end
+/// the stream: the error is the caller's.
+fn stream_to(callback: Option<&js_sys::Function>) -> impl FnMut(&str) + '_ {
+    move |text| {
+        if let Some(callback) = callback {
+            _ = callback.call1(&JsValue::NULL, &JsValue::from_str(text));
+        }
+    }
+}
+
 /// Options from JavaScript; `undefined` and `null` mean all defaults. They are read through
 /// JSON, which sees every key of the object, so that unknown (misspelt) options are refused.
 fn from_js<T: DeserializeOwned + Default>(value: JsValue) -> Result<T, JsError> {
     if value.is_undefined() || value.is_null() {
         return Ok(T::default());
     }
+    parse_js(value)
+}
+
+/// A value from JavaScript read through JSON, as [`from_js`] but required.
+fn parse_js<T: DeserializeOwned>(value: JsValue) -> Result<T, JsError> {
     let json = js_sys::JSON::stringify(&value)
         .ok()
         .and_then(|json| json.as_string())

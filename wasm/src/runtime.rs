@@ -3,16 +3,16 @@
 use std::rc::Rc;
 
 use edgerag_core::Searcher;
-use edgerag_core::answer::Answer;
 use edgerag_core::query::{SearchOptions, SearchResults};
 use edgerag_core::request::{AskRequest, SearchRequest};
 use js_sys::{Function, Promise};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 
+use crate::chat::ChatModel;
 use crate::fetch::FetchTransport;
 use crate::model::Model;
-use crate::{from_js, to_js};
+use crate::{from_js, stream_to, to_js};
 
 /// Keywords in the graph view when the caller does not say.
 const GRAPH_KEYWORDS: usize = 16;
@@ -80,7 +80,37 @@ impl Edgerag {
         let searcher = Rc::clone(&self.searcher);
         let request = from_js::<AskRequest>(options);
         future_to_promise(async move {
-            let answer = answer(&searcher, &question, &request?, on_token.as_ref()).await?;
+            let mut forward = stream_to(on_token.as_ref());
+            let streaming = on_token.is_some().then_some(&mut forward as &mut dyn FnMut(&str));
+            let answer = request?
+                .answer(&searcher, &question, FetchTransport, streaming)
+                .await
+                .map_err(JsError::from)?;
+            Ok(to_js(&answer)?)
+        })
+    }
+
+    /// Answers a question as [`Edgerag::ask`] does, written by `model` in this module instead
+    /// of a remote LLM (`options` without `llm`; `contextTokens` defaults to 1024). `onToken`
+    /// receives the model's reply as it is generated.
+    #[wasm_bindgen(js_name = askWith)]
+    pub fn ask_with(
+        &self,
+        model: &ChatModel,
+        question: String,
+        options: JsValue,
+        on_token: Option<Function>,
+    ) -> Promise {
+        let searcher = Rc::clone(&self.searcher);
+        let model = model.shared();
+        let request = from_js::<AskRequest>(options);
+        future_to_promise(async move {
+            let mut forward = stream_to(on_token.as_ref());
+            let streaming = on_token.is_some().then_some(&mut forward as &mut dyn FnMut(&str));
+            let answer = request?
+                .answer_with(&searcher, &question, &*model, streaming)
+                .await
+                .map_err(JsError::from)?;
             Ok(to_js(&answer)?)
         })
     }
@@ -90,20 +120,4 @@ impl Edgerag {
     pub fn graph(&self, chunk_ids: Vec<String>, limit: Option<usize>) -> Result<JsValue, JsError> {
         to_js(&self.searcher.graph_view(&chunk_ids, limit.unwrap_or(GRAPH_KEYWORDS))?)
     }
-}
-
-async fn answer(
-    searcher: &Searcher,
-    question: &str,
-    request: &AskRequest,
-    on_token: Option<&Function>,
-) -> Result<Answer, JsError> {
-    let mut forward = |text: &str| {
-        if let Some(callback) = on_token {
-            // A throwing callback must not end the answer; the error is the caller's.
-            _ = callback.call1(&JsValue::NULL, &JsValue::from_str(text));
-        }
-    };
-    let streaming = on_token.is_some().then_some(&mut forward as &mut dyn FnMut(&str));
-    Ok(request.answer(searcher, question, FetchTransport, streaming).await?)
 }

@@ -1,20 +1,31 @@
 // The page-side API: an Edgerag drives one Web Worker that owns the wasm, and replaces it
-// (restoring the loaded bundle and model) after a crash.
+// (restoring the loaded bundle and models) after a crash.
 import { Connection, type Hooks } from "./connection.js";
 import { EdgeragError, messageOf } from "./errors.js";
-import { DEFAULT_MODEL_FILES, DEFAULT_MODEL_URL, type FileSpec, type ModelFileName } from "./model.js";
+import { DEFAULT_MODEL_FILES, DEFAULT_MODEL_URL, type ChatModelSpec, type FileSpec, type ModelFileName } from "./model.js";
 import type {
   Args,
   BuildResult,
   BundleInfo,
   BundleSource,
+  ChatModelInfo,
   ModelInfo,
   ModelSource,
   Operation,
   Progress,
   Result,
 } from "./protocol.js";
-import type { Answer, AskOptions, BuildOptions, GraphView, Inspection, SearchOptions, SearchResults } from "./types.js";
+import type {
+  Answer,
+  AskOptions,
+  BuildOptions,
+  GenerateRequest,
+  Generation,
+  GraphView,
+  Inspection,
+  SearchOptions,
+  SearchResults,
+} from "./types.js";
 
 export type OnProgress = (progress: Progress) => void;
 
@@ -48,7 +59,19 @@ export interface LoadModelOptions {
 }
 
 export interface AskCallOptions extends AskOptions {
+  /** Write the answer with the chat model loaded by {@link Edgerag.loadChatModel}, in the
+   * worker, instead of `llm` (`contextTokens` then defaults to 1024). */
+  local?: boolean;
   /** Receives the LLM's reply as it streams, piece by piece (not for extractive answers). */
+  onToken?: (text: string) => void;
+}
+
+export interface LoadChatModelOptions extends ChatModelSpec {
+  onProgress?: OnProgress;
+}
+
+export interface GenerateCallOptions {
+  /** Receives the reply as it is generated, piece by piece. */
   onToken?: (text: string) => void;
 }
 
@@ -73,6 +96,7 @@ export class Edgerag {
   /** What a fresh worker must load again after a crash. */
   #bundle: BundleSource | null = null;
   #model: ModelSource | null = null;
+  #chatModel: ChatModelSpec | null = null;
 
   private constructor(options: CreateOptions) {
     this.#wasmUrl = options.wasmUrl === undefined ? undefined : resolve(options.wasmUrl);
@@ -111,14 +135,33 @@ export class Edgerag {
     return info;
   }
 
+  /**
+   * Loads a GGUF chat model (a llama-architecture one, e.g. SmolLM2-135M-Instruct) to write
+   * answers in the tab with `ask(question, { local: true })`: downloaded with byte progress,
+   * verified and cached like the other files.
+   */
+  async loadChatModel(options: LoadChatModelOptions): Promise<ChatModelInfo> {
+    const { onProgress, ...spec } = options;
+    const source: ChatModelSpec = { ...spec, url: resolve(spec.url) };
+    const info = await this.#run("loadChatModel", { source }, { onProgress });
+    this.#chatModel = source;
+    return info;
+  }
+
+  /** A reply of the loaded chat model to an OpenAI-style chat request. */
+  generate(request: GenerateRequest, options: GenerateCallOptions = {}): Promise<Generation> {
+    return this.#run("generate", { request }, { onToken: options.onToken });
+  }
+
   search(query: string, options: SearchOptions = {}): Promise<SearchResults> {
     return this.#run("search", { query, options });
   }
 
-  /** A cited answer: from the LLM given in `options.llm`, else extractive. */
+  /** A cited answer: from the local chat model with `local`, the LLM given in `options.llm`,
+   * else extractive. */
   ask(question: string, options: AskCallOptions = {}): Promise<Answer> {
-    const { onToken, ...askOptions } = options;
-    return this.#run("ask", { question, options: askOptions }, { onToken });
+    const { onToken, local = false, ...askOptions } = options;
+    return this.#run("ask", { question, options: askOptions, local }, { onToken });
   }
 
   /** The loaded bundle's manifest, part sizes and documents. */
@@ -181,6 +224,7 @@ export class Edgerag {
       const hooks = { onProgress: this.#onProgress };
       if (this.#model) await connection.call("loadModel", { source: this.#model }, hooks);
       if (this.#bundle) await connection.call("loadBundle", { source: this.#bundle }, hooks);
+      if (this.#chatModel) await connection.call("loadChatModel", { source: this.#chatModel }, hooks);
     } catch (error) {
       connection.terminate("crashed", messageOf(error));
       throw error;

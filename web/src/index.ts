@@ -5,13 +5,23 @@ export {
   type BuildInput,
   type BundleInput,
   type CreateOptions,
+  type GenerateCallOptions,
   type LoadBundleOptions,
+  type LoadChatModelOptions,
   type LoadModelOptions,
   type OnProgress,
 } from "./client.js";
 export { EdgeragError, type ErrorCode } from "./errors.js";
-export { DEFAULT_MODEL_FILES, DEFAULT_MODEL_URL, MODEL_FILES, type FileSpec, type ModelFileName } from "./model.js";
-export type { BuildResult, BundleInfo, ModelInfo, Progress } from "./protocol.js";
+export {
+  DEFAULT_MODEL_FILES,
+  DEFAULT_MODEL_URL,
+  MODEL_FILES,
+  SMOLLM2_135M,
+  type ChatModelSpec,
+  type FileSpec,
+  type ModelFileName,
+} from "./model.js";
+export type { BuildResult, BundleInfo, ChatModelInfo, ModelInfo, Progress } from "./protocol.js";
 export type {
   Answer,
   AskOptions,
@@ -22,6 +32,8 @@ export type {
   DocKind,
   Explanation,
   Filter,
+  GenerateRequest,
+  Generation,
   GraphView,
   Hit,
   Inspection,

@@ -9,6 +9,22 @@ export interface FileSpec {
   bytes?: number;
 }
 
+/** A GGUF chat model to generate with in the tab (`Edgerag.loadChatModel`). The page says
+ * where it is: no default is downloaded from a third party. */
+export interface ChatModelSpec extends FileSpec {
+  /** The URL of the `.gguf` file (relative to the page). */
+  url: string;
+  /** The name answers carry (default: the file's `general.name`). */
+  name?: string;
+}
+
+/** SmolLM2-135M-Instruct, Q4_1: the chat model edgerag is tested with (`edgerag models fetch
+ * --chat` caches it; `edgerag serve --local-model local` serves it). */
+export const SMOLLM2_135M: Readonly<Required<FileSpec>> = {
+  sha256: "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+  bytes: 98_362_432,
+};
+
 /** Where the default model, sentence-transformers/all-MiniLM-L6-v2, is downloaded from. */
 export const DEFAULT_MODEL_URL =
   "https://huggingface.co/sentence-transformers/all-MiniLM-L6-v2/resolve/main/";

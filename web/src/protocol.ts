@@ -1,12 +1,14 @@
 // The messages between the page (client.ts) and the Web Worker that owns the wasm (worker.ts).
 import type { ErrorCode } from "./errors.js";
-import type { FileSpec, ModelFileName } from "./model.js";
+import type { ChatModelSpec, FileSpec, ModelFileName } from "./model.js";
 import type {
   Answer,
   AskOptions,
   BuildOptions,
   BuildProgress,
   BuildSummary,
+  GenerateRequest,
+  Generation,
   GraphView,
   Inspection,
   Manifest,
@@ -24,7 +26,7 @@ import type {
  */
 export type Progress =
   | { phase: "download"; file: string; loaded: number; total: number | null; cached: boolean }
-  | { phase: "open"; what: "bundle" | "model" }
+  | { phase: "open"; what: "bundle" | "model" | "chat model" }
   | ({ phase: "build" } & BuildProgress);
 
 /** A bundle as the worker loads it: downloaded (and cached), or bytes the page holds. */
@@ -51,6 +53,13 @@ export interface ModelInfo {
   denseReady: boolean;
 }
 
+/** The loaded chat model. */
+export interface ChatModelInfo {
+  name: string;
+  /** Longest prompt plus reply, in tokens. */
+  contextTokens: number;
+}
+
 /** An in-browser build's output: the bundle's bytes and what went into it. */
 export interface BuildResult {
   bytes: Uint8Array<ArrayBuffer>;
@@ -62,8 +71,11 @@ export interface Operations {
   init: { args: { wasmUrl?: string }; result: { version: string } };
   loadBundle: { args: { source: BundleSource }; result: BundleInfo };
   loadModel: { args: { source: ModelSource }; result: ModelInfo };
+  loadChatModel: { args: { source: ChatModelSpec }; result: ChatModelInfo };
+  generate: { args: { request: GenerateRequest }; result: Generation };
   search: { args: { query: string; options: SearchOptions }; result: SearchResults };
-  ask: { args: { question: string; options: AskOptions }; result: Answer };
+  /** `local`: written by the loaded chat model. */
+  ask: { args: { question: string; options: AskOptions; local: boolean }; result: Answer };
   inspect: { args: Record<string, never>; result: Inspection };
   graph: { args: { chunkIds: string[]; limit?: number }; result: GraphView };
   build: { args: { files: File[]; options: BuildOptions }; result: BuildResult };

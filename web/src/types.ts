@@ -63,6 +63,27 @@ export interface AskOptions {
   llm?: LlmOptions;
 }
 
+/** An OpenAI-style chat request to a local chat model (`Edgerag.generate`). */
+export interface GenerateRequest {
+  messages: { role: "system" | "user" | "assistant"; content: string }[];
+  /** Most tokens to generate (default 512). */
+  max_tokens?: number;
+  /** 0 (the default) always takes the likeliest token. */
+  temperature?: number;
+  top_p?: number;
+  seed?: number;
+  stop?: string | string[];
+}
+
+/** A local chat model's reply. */
+export interface Generation {
+  text: string;
+  prompt_tokens: number;
+  completion_tokens: number;
+  /** `length` when `max_tokens` (or the context) ended it. */
+  finish: "stop" | "length";
+}
+
 export interface BuildOptions {
   /** The corpus name (default "corpus"). */
   name?: string;

@@ -1,7 +1,7 @@
 // The module Web Worker that owns the WebAssembly instance, the loaded bundle and model, and
 // does every download (so big buffers never cross to the page). Started by client.ts.
-import init, { build, Edgerag as Core, Model, version } from "./wasm/edgerag_wasm.js";
-import type { Answer, AskOptions, BuildProgress, BuildSummary, Manifest } from "./types.js";
+import init, { build, ChatModel, Edgerag as Core, Model, version } from "./wasm/edgerag_wasm.js";
+import type { Answer, AskOptions, BuildProgress, BuildSummary, Generation, Manifest } from "./types.js";
 import { EdgeragError, messageOf, type ErrorCode } from "./errors.js";
 import { fetchBytes, verify } from "./fetcher.js";
 import { MODEL_FILES, type ModelFileName } from "./model.js";
@@ -24,6 +24,7 @@ interface Call {
 
 let bundle: Core | null = null;
 let model: Model | null = null;
+let chat: ChatModel | null = null;
 /** Set when the instance aborted (a Rust panic): it must not run anything again. */
 let crashed = false;
 /**
@@ -49,6 +50,11 @@ function exclusive<T>(work: () => T | Promise<T>): Promise<T> {
 function requireBundle(): Core {
   if (!bundle) throw new EdgeragError("bundle", "no bundle is loaded: call loadBundle first");
   return bundle;
+}
+
+function requireChat(): ChatModel {
+  if (!chat) throw new EdgeragError("llm", "no chat model is loaded: call loadChatModel first");
+  return chat;
 }
 
 /** Attaches the model to the bundle when the bundle has vectors of that model. */
@@ -124,13 +130,35 @@ const handlers: Handlers = {
     });
   },
 
+  async loadChatModel({ source }, call) {
+    const { url, name, ...spec } = source;
+    const bytes = await fetchBytes(url, spec, (loaded, total, cached) =>
+      call.progress({ phase: "download", file: url, loaded, total, cached }),
+    );
+    return exclusive(() => {
+      call.progress({ phase: "open", what: "chat model" });
+      // Answers being written hold the previous model until they end.
+      const next = new ChatModel(bytes, name);
+      chat?.free();
+      chat = next;
+      return { name: next.name, contextTokens: next.contextTokens };
+    });
+  },
+
+  async generate({ request }, call) {
+    return exclusive(() => requireChat().generate(request, (text: string) => call.token(text)) as Generation);
+  },
+
   async search({ query, options }) {
     return exclusive(() => requireBundle().search(query, options));
   },
 
-  async ask({ question, options }, call) {
-    // Not in the queue: see `queue`.
-    const answer = requireBundle().ask(question, options, (text: string) => call.token(text)) as Promise<Answer>;
+  async ask({ question, options, local }, call) {
+    // Not in the queue: see `queue`. A local model generates on this thread, so while it
+    // writes, nothing else runs.
+    const onToken = (text: string) => call.token(text);
+    const core = requireBundle();
+    const answer = (local ? core.askWith(requireChat(), question, options, onToken) : core.ask(question, options, onToken)) as Promise<Answer>;
     answering.add(answer);
     try {
       return await answer;
@@ -173,11 +201,14 @@ function errorCode(request: Request): ErrorCode {
     case "loadBundle":
       return "bundle";
     case "loadModel":
+    case "loadChatModel":
       return "model";
+    case "generate":
+      return "llm";
     case "build":
       return "build";
     case "ask":
-      return usesLlm(request.args.options) ? "llm" : "search";
+      return request.args.local || usesLlm(request.args.options) ? "llm" : "search";
     default:
       return "search";
   }

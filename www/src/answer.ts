@@ -34,9 +34,9 @@ export class AnswerView {
     this.#sources.replaceChildren();
   }
 
-  /** Appends a piece of the LLM's reply as it streams in. */
-  append(text: string): void {
-    this.#meta.textContent = "The LLM is writing…";
+  /** Appends a piece of the reply as it streams in, written by `writer`. */
+  append(text: string, writer = "The LLM"): void {
+    this.#meta.textContent = `${writer} is writing…`;
     this.#text.append(text);
   }
 

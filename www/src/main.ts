@@ -23,9 +23,9 @@ async function main(): Promise<void> {
   byId("version", HTMLSpanElement).textContent = rag.version;
   const config = await loadConfig().catch((error: unknown) => {
     showError(tasks.errors, `Could not read the site's edgerag.json: ${describe(error)}`);
-    return { bundles: [], model: null };
+    return { bundles: [], model: null, chat_model: null };
   });
-  const ask = new AskPanel(rag, new SettingsPanel());
+  const ask = new AskPanel(rag, new SettingsPanel(), tasks, config.chat_model ?? null);
   const corpus = new CorpusPanel(rag, tasks, config, () => ask.onBundle());
   await corpus.loadFirstBundle();
   await corpus.loadModel();

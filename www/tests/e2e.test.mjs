@@ -2,8 +2,9 @@
 // (and come from the cache after a reload), a question gets a cited, explained answer, the
 // page is keyboard and screen-reader usable, a bundle is built in the tab from a PDF and a
 // Markdown file, the layout fits a phone, an LLM's reply streams in, a newer question's answer
-// is never overwritten by an older one's, and the LLM settings keep no idle key and warn of
-// plain http. Run by `make test-browser`:
+// is never overwritten by an older one's, a small chat model writes a cited answer in the tab
+// ("Answer locally"), and the LLM settings keep no idle key and warn of plain http. Run by
+// `make test-browser`:
 //   EDGERAG=… EDGERAG_DEMO_BUNDLE=… node --test www/tests/
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
@@ -24,7 +25,9 @@ let page;
 let errors;
 
 before(async () => {
-  server = await serve(demoBundle, repo("www/dist"));
+  // The site also serves the chat model (SmolLM2-135M-Instruct, from the cache `make models`
+  // fills) for "Answer locally".
+  server = await serve(demoBundle, repo("www/dist"), ["--local-model", "local"]);
   chromium = await browser();
   page = chromium.context.pages()[0] ?? (await chromium.context.newPage());
   page.setDefaultTimeout(2 * MINUTE);
@@ -41,7 +44,7 @@ function watchTransfers() {
   const list = [];
   const watch = (response) => {
     const { pathname } = new URL(response.url());
-    if (/^\/(bundles|models)\//.test(pathname)) list.push({ pathname, status: response.status() });
+    if (/^\/(bundles|models|chat-models)\//.test(pathname)) list.push({ pathname, status: response.status() });
   };
   page.context().on("response", watch);
   return { list, stop: () => page.context().off("response", watch) };
@@ -237,6 +240,32 @@ test("streams an LLM's answer configured in the settings panel, with the key sen
   } finally {
     await llm.close();
   }
+});
+
+test("answers locally: the site's chat model, in the tab, streams an answer with a citation", { timeout: 15 * MINUTE }, async () => {
+  await waitLoaded(page);
+  const note = await page.locator("#ask-local-note").innerText();
+  assert.match(note, /SmolLM2-135M-Instruct\.Q4_1, 9\d\.\d MB/);
+  const transfers = watchTransfers();
+  await recordAnswerStates(page);
+  await page.locator("#question").fill(QUESTION);
+  await page.locator("#ask-local").click();
+  await page.locator("#progress-label", { hasText: "Loaded SmolLM2-135M-Instruct.Q4_1: it writes answers in this tab." }).waitFor({ timeout: 5 * MINUTE });
+  await page.locator("#answer-meta", { hasText: "in this tab, is writing" }).waitFor({ timeout: 5 * MINUTE });
+  await page.locator('#answer[aria-busy="false"] #answer-text p').waitFor({ timeout: 10 * MINUTE });
+  transfers.stop();
+
+  const states = await page.evaluate(() => window.answerStates);
+  const streamed = states.filter((state) => state && !state.includes("[S"));
+  assert.ok(new Set(streamed).size >= 2, `the reply streamed in pieces: ${JSON.stringify(states.slice(0, 10))}`);
+  assert.match(await page.locator("#answer-meta").innerText(), /^Written by the LLM from the sources \(SmolLM2-135M-Instruct\.Q4_1\)/);
+  const citations = page.locator("#answer-text a.citation");
+  assert.ok((await citations.count()) > 0, `the answer cites a source: ${await page.locator("#answer-text").innerText()}`);
+  const target = await citations.first().getAttribute("href");
+  assert.equal(await page.locator(target).count(), 1, "the citation links to its source");
+  const models = transfers.list.filter((t) => t.pathname.startsWith("/chat-models/"));
+  assert.deepEqual(models, [{ pathname: "/chat-models/SmolLM2-135M-Instruct.Q4_1.gguf", status: 200 }]);
+  await screenshot(page, "answer-locally");
 });
 
 test("a newer question's answer is never overwritten by a slower earlier one", { timeout: 5 * MINUTE }, async () => {

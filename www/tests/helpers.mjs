@@ -28,10 +28,10 @@ function within(ms, what, promise) {
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
-/** Starts `edgerag serve BUNDLE --site SITE --port 0 --json`; resolves once it listens. */
-export async function serve(bundle, site) {
+/** Starts `edgerag serve BUNDLE --site SITE --port 0 --json [ARGS…]`; resolves once it listens. */
+export async function serve(bundle, site, args = []) {
   const edgerag = process.env.EDGERAG ?? join(targetDir, "release/edgerag");
-  const child = spawn(edgerag, ["serve", bundle, "--site", site, "--port", "0", "--json"], {
+  const child = spawn(edgerag, ["serve", bundle, "--site", site, "--port", "0", "--json", ...args], {
     stdio: ["ignore", "pipe", "pipe"],
   });
   let stderr = "";

@@ -1,8 +1,10 @@
 //! `edgerag bench`: embedding throughput (native and wasm on the same texts), search latency
-//! per mode at synthetic corpus sizes, and HNSW recall against exact search.
+//! per mode at synthetic corpus sizes, HNSW recall against exact search, and (with
+//! `--chat-model`) local generation speed, native and wasm.
 //!
 //! A benchmark, not a test: it measures and reports; nothing here passes or fails on a time.
 
+mod chat;
 mod synthetic;
 
 use std::path::{Path, PathBuf};
@@ -54,6 +56,16 @@ pub(crate) struct Args {
     /// Skip the synthetic search benchmark.
     #[arg(long)]
     skip_search: bool,
+    /// Also time this GGUF chat model (`local`: the default, SmolLM2-135M-Instruct): prompt
+    /// and generation tokens per second, natively and (with --wasm-pkg) in wasm, and memory.
+    #[arg(long, value_name = "FILE.gguf|local")]
+    chat_model: Option<PathBuf>,
+    /// Prompt length, in tokens, of the chat model benchmark.
+    #[arg(long, default_value_t = 512)]
+    prompt_tokens: usize,
+    /// Most tokens generated in the chat model benchmark.
+    #[arg(long, default_value_t = 128)]
+    generate_tokens: u32,
     #[command(flatten)]
     model: ModelArgs,
     /// Print JSON instead of text (and no progress bars).
@@ -70,6 +82,8 @@ struct Report {
     #[serde(skip_serializing_if = "Option::is_none")]
     real_vectors: Option<RecallReport>,
     search: Vec<ScaleReport>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    generation: Option<chat::ChatReport>,
 }
 
 #[derive(Debug, Serialize)]
@@ -159,6 +173,15 @@ pub(crate) fn run(args: Args) -> Result<()> {
     if args.texts == 0 || args.batch == 0 || args.queries == 0 {
         bail!("--texts, --batch and --queries must be at least 1");
     }
+    // First, so that the peak memory measured is the chat model's.
+    let generation = match &args.chat_model {
+        Some(path) => {
+            let path = Some(path.as_path()).filter(|p| *p != Path::new("local"));
+            let (tokens, generate) = (args.prompt_tokens, args.generate_tokens);
+            Some(chat::measure(path, tokens, generate, args.wasm_pkg.as_deref(), args.json)?)
+        }
+        None => None,
+    };
     let bundle = match &args.bundle {
         Some(path) => Some(
             Bundle::from_bytes(&files::read(path)?)
@@ -192,6 +215,7 @@ pub(crate) fn run(args: Args) -> Result<()> {
         embedding,
         real_vectors,
         search,
+        generation,
     };
     if args.json { output::json(&report) } else { print(&report) }
 }
@@ -473,6 +497,9 @@ fn print(report: &Report) -> Result<()> {
                 l.queries_per_second
             ));
         }
+    }
+    if let Some(generation) = &report.generation {
+        chat::print(generation);
     }
     Ok(())
 }

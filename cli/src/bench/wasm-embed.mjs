@@ -7,14 +7,14 @@ import { join } from "node:path";
 import { createRequire } from "node:module";
 
 const input = JSON.parse(readFileSync(process.argv[2], "utf8"));
-const { Embedder } = createRequire(import.meta.url)(join(input.pkg, "edgerag_wasm.js"));
+const { Model } = createRequire(import.meta.url)(join(input.pkg, "edgerag_wasm.js"));
 const read = (name) => readFileSync(join(input.model, name));
-const embedder = new Embedder(read("config.json"), read("tokenizer.json"), read("model.safetensors"));
+const model = new Model(read("config.json"), read("tokenizer.json"), read("model.safetensors"));
 const results = input.batches.map((batch) => {
-  embedder.embedDocuments(input.texts.slice(0, batch));
+  model.embed(input.texts.slice(0, batch));
   const start = process.hrtime.bigint();
   for (let i = 0; i < input.texts.length; i += batch) {
-    embedder.embedDocuments(input.texts.slice(i, i + batch));
+    model.embed(input.texts.slice(i, i + batch));
   }
   return { batch, seconds: Number(process.hrtime.bigint() - start) / 1e9 };
 });

@@ -300,7 +300,7 @@ pub(crate) enum Command {
     /// local chat model (SmolLM2-135M-Instruct, Q4_1 GGUF, 98 MB) instead, which
     /// `--llm local` answers with.
     Fetch(FetchArgs),
-    /// Print the default model's cache directory.
+    /// Print the default model's cache directory (with `--chat`, the chat model's file).
     Path(PathArgs),
     /// Write the model as one GGUF file of q8_0 weights (about 25 MB for all-MiniLM-L6-v2,
     /// tokenizer and configuration inside), as the Worker ships it; `--model FILE.gguf` uses
@@ -330,6 +330,9 @@ pub(crate) struct FetchArgs {
 /// Options of `models path`.
 #[derive(Debug, ClapArgs)]
 pub(crate) struct PathArgs {
+    /// The local chat model's file instead.
+    #[arg(long)]
+    chat: bool,
     /// Print JSON.
     #[arg(long)]
     json: bool,
@@ -356,7 +359,9 @@ struct FetchedChat {
 #[derive(Serialize)]
 struct Located {
     model: &'static str,
-    dir: String,
+    /// The directory (the file, for the chat model).
+    #[serde(rename = "dir")]
+    path: String,
     present: bool,
 }
 
@@ -398,14 +403,21 @@ pub(crate) fn run(command: Command) -> Result<()> {
             })
         }
         Command::Path(args) => {
-            let dir = default_dir()?;
-            let present = PINNED.iter().all(|p| dir.join(p.name).is_file());
-            let dir = dir.display().to_string();
+            let (model, path, present) = if args.chat {
+                let path = chat::default_path()?;
+                let present = path.is_file();
+                (chat::DEFAULT_CHAT.name, path, present)
+            } else {
+                let dir = default_dir()?;
+                let present = PINNED.iter().all(|p| dir.join(p.name).is_file());
+                (EmbedderOptions::MINILM_ID, dir, present)
+            };
+            let path = path.display().to_string();
             if !args.json {
-                output::line(&dir);
+                output::line(&path);
                 return Ok(());
             }
-            output::json(&Located { model: EmbedderOptions::MINILM_ID, dir, present })
+            output::json(&Located { model, path, present })
         }
         Command::Quantize(args) => quantize::run(&args),
     }

@@ -309,6 +309,46 @@ pub(crate) fn open_model(
     Ok(Some(model))
 }
 
+/// The GGUF chat model's file, served for generation in the tab.
+#[derive(Debug)]
+pub(crate) struct ServedChatModel {
+    /// The file.
+    pub(crate) asset: Asset,
+    /// Its URL path's last segment: the file's name.
+    pub(crate) file_name: String,
+    /// Its entry in `/edgerag.json`.
+    pub(crate) info: ChatModelInfo,
+}
+
+/// The chat model as `/edgerag.json` lists it.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct ChatModelInfo {
+    /// The name replies carry.
+    pub(crate) name: String,
+    /// `chat-models/<file name>`, relative to the site root.
+    url: String,
+    bytes: u64,
+    sha256: String,
+}
+
+impl ServedChatModel {
+    /// Opens and hashes the GGUF file at `path`, served under `name`.
+    pub(crate) fn open(path: &Path, name: &str) -> Result<Self> {
+        let asset = Asset::open(path)?;
+        let file_name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .ok_or_else(|| anyhow!("{}: not a file", path.display()))?;
+        let info = ChatModelInfo {
+            name: name.to_owned(),
+            url: format!("chat-models/{}", encode_segment(&file_name)),
+            bytes: asset.len,
+            sha256: asset.sha256.clone(),
+        };
+        Ok(Self { asset, file_name, info })
+    }
+}
+
 /// The body of `/edgerag.json`.
 #[derive(Debug, Serialize)]
 pub(crate) struct Index<'a> {
@@ -316,4 +356,6 @@ pub(crate) struct Index<'a> {
     pub(crate) bundles: Vec<&'a BundleInfo>,
     /// The model served, if any.
     pub(crate) model: Option<&'a ModelInfo>,
+    /// The chat model served, if any.
+    pub(crate) chat_model: Option<&'a ChatModelInfo>,
 }

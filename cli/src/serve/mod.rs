@@ -6,7 +6,8 @@
 //! - `/bundles/<file name>`: a bundle given on the command line.
 //! - `/models/<dir>/<config.json|tokenizer.json|model.safetensors>`: the embedding model.
 //! - with `--local-model`, the OpenAI protocol over that chat model ([`chat`]):
-//!   `GET /v1/models` and `POST /v1/chat/completions`.
+//!   `GET /v1/models` and `POST /v1/chat/completions`; and its GGUF file, for generation in
+//!   the tab, at `/chat-models/<file name>`.
 //! - anything else: a file under the site directory ([`static_files`]).
 //!
 //! Bundles and model files carry a strong ETag (their SHA-256), site files one made of their
@@ -31,7 +32,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use serde::Serialize;
 
-use self::assets::{BundleInfo, Index, ModelInfo, ServedBundle, ServedModel};
+use self::assets::{BundleInfo, Index, ModelInfo, ServedBundle, ServedChatModel, ServedModel};
 use self::http::{Incoming, Method, Reply};
 use self::static_files::Site;
 use crate::output;
@@ -79,8 +80,8 @@ struct State {
     bundles: Vec<ServedBundle>,
     /// The embedding model, if served.
     model: Option<ServedModel>,
-    /// The chat model, if served.
-    chat: Option<chat::Chat>,
+    /// The chat model, if served: over the OpenAI protocol, and its file.
+    chat: Option<(chat::Chat, ServedChatModel)>,
     /// The body of `/edgerag.json`.
     index: Vec<u8>,
     /// Its entity tag.
@@ -108,13 +109,17 @@ pub(crate) fn run(args: Args) -> Result<()> {
     let chat = match &args.local_model {
         Some(path) => {
             let path = Some(path.as_path()).filter(|p| *p != std::path::Path::new("local"));
-            Some(chat::Chat::new(crate::models::chat::load(path, args.json)?))
+            let (path, _, bytes) = crate::models::chat::resolve(path, args.json)?;
+            let model = crate::models::chat::open(&path, &bytes)?;
+            let file = ServedChatModel::open(&path, model.name())?;
+            Some((chat::Chat::new(model), file))
         }
         None => None,
     };
     let index = Index {
         bundles: bundles.iter().map(|b| &b.info).collect(),
         model: model.as_ref().map(|m| &m.info),
+        chat_model: chat.as_ref().map(|(_, file)| &file.info),
     };
     let index = serde_json::to_vec_pretty(&index)?;
     let index_etag = format!("\"{}\"", crate::models::sha256_hex(&index));
@@ -131,14 +136,14 @@ pub(crate) fn run(args: Args) -> Result<()> {
             site: site.shown.display().to_string(),
             bundles: bundles.iter().map(|b| &b.info).collect(),
             model: model.as_ref().map(|m| &m.info),
-            chat_model: chat.as_ref().map(chat::Chat::name),
+            chat_model: chat.as_ref().map(|(chat, _)| chat.name()),
         })?;
     } else {
         let names: Vec<&str> = bundles.iter().map(|b| b.file_name.as_str()).collect();
         let names = if names.is_empty() { "none".to_owned() } else { names.join(", ") };
         let model = model.as_ref().map_or("none", |m| m.info.id.as_str());
-        let chat = chat.as_ref().map_or(String::new(), |c| {
-            format!("; chat model {} at {url}v1/chat/completions", c.name())
+        let chat = chat.as_ref().map_or(String::new(), |(chat, _)| {
+            format!("; chat model {} at {url}v1/chat/completions", chat.name())
         });
         output::line(&format!(
             "serving {url} (site {}; bundles: {names}; model: {model}{chat})",
@@ -166,7 +171,7 @@ impl server::Handler for State {
 
 /// Maps a request to its reply.
 fn route(state: &State, request: &Incoming) -> Reply {
-    if let Some(chat) = &state.chat {
+    if let Some((chat, _)) = &state.chat {
         match (request.path.as_deref(), &request.method) {
             (Some("/v1/chat/completions"), Method::Other(post)) if post == "POST" => {
                 return chat.complete(request);
@@ -191,6 +196,12 @@ fn route(state: &State, request: &Incoming) -> Reply {
         && let Some(bundle) = state.bundles.iter().find(|b| b.file_name == name)
     {
         return asset(request, &bundle.asset, http::OCTET_STREAM);
+    }
+    if let Some(name) = path.strip_prefix("/chat-models/")
+        && let Some((_, file)) = &state.chat
+        && name == file.file_name
+    {
+        return asset(request, &file.asset, http::OCTET_STREAM);
     }
     if let Some(rest) = path.strip_prefix("/models/")
         && let Some(model) = &state.model

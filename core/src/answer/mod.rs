@@ -38,6 +38,10 @@ use crate::query::{Explanation, Hit, Mode, SearchOptions, Searcher};
 use crate::text::Analyzer;
 use crate::{Error, Result};
 
+/// The sources' default token budget for models running in the process: small models read a
+/// few thousand tokens at most, and a CPU processes prompts at about a hundred tokens a second.
+pub const LOCAL_CONTEXT_TOKENS: usize = 1024;
+
 /// How answers are made.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AskOptions {
@@ -56,6 +60,11 @@ pub struct AskOptions {
     pub llm_keywords: bool,
     /// Candidates offered to the LLM for keyword matching.
     pub keyword_candidates: usize,
+    /// Cite, for each sentence the model left uncited, the source that supports it best,
+    /// when it does at least [`AskOptions::min_support`] (a
+    /// [`WarningKind::AttributedCitation`] says so). For small local models, which seldom
+    /// write citations themselves.
+    pub attribute: bool,
 }
 
 impl Default for AskOptions {
@@ -68,6 +77,7 @@ impl Default for AskOptions {
             sentences: 3,
             llm_keywords: false,
             keyword_candidates: 50,
+            attribute: false,
         }
     }
 }
@@ -141,6 +151,9 @@ pub struct Sentence {
 pub enum WarningKind {
     /// A sentence cites no source.
     UncitedSentence,
+    /// A sentence cited no source; its best-supporting source was cited for it
+    /// ([`AskOptions::attribute`]).
+    AttributedCitation,
     /// A citation names a source that was not given.
     UnknownSource,
     /// Sources given but not cited.
@@ -454,7 +467,7 @@ impl<'a> Answerer<'a> {
         warnings.extend(checked.warnings);
         let support = mean(checked.sentences.iter().map(|s| s.support));
         Ok(Answer {
-            answer: reply.text.trim().to_owned(),
+            answer: checked.text.trim().to_owned(),
             mode: AnswerMode::Llm,
             model: Some(reply.model),
             citations: checked.citations,

@@ -6,6 +6,8 @@ use crate::llm::prompt::REFUSAL;
 
 /// What checking a reply found.
 pub(super) struct Checked {
+    /// The reply, with the markers of attributed citations added.
+    pub(super) text: String,
     pub(super) sentences: Vec<Sentence>,
     pub(super) citations: Vec<Citation>,
     pub(super) warnings: Vec<Warning>,
@@ -66,54 +68,98 @@ pub(super) fn strip_markers(text: &str) -> String {
     [" .", " ,", " ;", " :", " !", " ?"].iter().fold(flat, |s, p| s.replace(p, &p[1..]))
 }
 
+/// Whether a claim says enough to need a citation.
+fn is_claim(claim: &str) -> bool {
+    claim.split_whitespace().count() >= 3
+}
+
 /// Checks `reply` against `sources`.
 pub(super) fn check(answerer: &Answerer<'_>, reply: &str, sources: &[Source]) -> Result<Checked> {
-    let sentences = split(reply);
+    let mut sentences = split(reply);
     let mut warnings = Vec::new();
-    let mut citations: Vec<Citation> = Vec::new();
     let mut cited = vec![false; sources.len()];
     let mut per_sentence: Vec<(String, Vec<usize>)> = Vec::new();
     for (n, (text, numbers)) in sentences.iter().enumerate() {
         let mut known = Vec::new();
         for &number in numbers {
             match number.checked_sub(1).map(|i| i as usize).filter(|&i| i < sources.len()) {
-                Some(i) => {
-                    cited[i] = true;
-                    if !known.contains(&i) {
-                        known.push(i);
-                    }
-                    let source = &sources[i];
-                    if !citations.iter().any(|c| c.marker == source.marker) {
-                        citations.push(Citation {
-                            marker: source.marker.clone(),
-                            chunk_id: source.chunk_id.clone(),
-                            document: source.document.clone(),
-                            page: source.page,
-                        });
-                    }
-                }
+                Some(i) if !known.contains(&i) => known.push(i),
+                Some(_) => {}
                 None => warnings.push(Warning::new(
                     WarningKind::UnknownSource,
                     format!("sentence {} cites S{number}, which is not a source", n + 1),
                 )),
             }
         }
-        let claim = strip_markers(text);
-        if known.is_empty() && claim.split_whitespace().count() >= 3 {
+        per_sentence.push((strip_markers(text), known));
+    }
+    let vectors = claim_vectors(answerer, &per_sentence)?;
+    let vector = |n: usize| vectors.as_ref().map(|v| v[n].as_slice());
+    let mut supports = per_sentence
+        .iter()
+        .enumerate()
+        .map(|(n, (claim, cited))| support(answerer, claim, vector(n), cited, sources))
+        .collect::<Result<Vec<f32>>>()?;
+    let mut text = reply.to_owned();
+    if answerer.options.attribute {
+        let mut at = 0;
+        for (n, (claim, known)) in per_sentence.iter_mut().enumerate() {
+            let sentence = &mut sentences[n].0;
+            let found = text[at..].find(sentence.as_str()).map(|i| at + i);
+            if let Some(start) = found {
+                at = start + sentence.len();
+            }
+            if !known.is_empty() || !is_claim(claim) {
+                continue;
+            }
+            let (best, source) = best_source(answerer, claim, vector(n), sources)?;
+            let (Some(i), Some(start)) = (source, found) else { continue };
+            if best < answerer.options.min_support {
+                continue;
+            }
+            let marked = with_marker(sentence, &sources[i].marker);
+            text.replace_range(start..start + sentence.len(), &marked);
+            at = start + marked.len();
+            *sentence = marked;
+            known.push(i);
+            supports[n] = best;
+            warnings.push(Warning::new(
+                WarningKind::AttributedCitation,
+                format!(
+                    "sentence {} cited no source; {} supports it best ({best:.2}) and is cited for it",
+                    n + 1,
+                    sources[i].marker
+                ),
+            ));
+        }
+    }
+    let mut citations: Vec<Citation> = Vec::new();
+    for (n, (claim, known)) in per_sentence.iter().enumerate() {
+        for &i in known {
+            cited[i] = true;
+            let source = &sources[i];
+            if !citations.iter().any(|c| c.marker == source.marker) {
+                citations.push(Citation {
+                    marker: source.marker.clone(),
+                    chunk_id: source.chunk_id.clone(),
+                    document: source.document.clone(),
+                    page: source.page,
+                });
+            }
+        }
+        if known.is_empty() && is_claim(claim) {
             warnings.push(Warning::new(
                 WarningKind::UncitedSentence,
                 format!("sentence {} cites no source: {claim:?}", n + 1),
             ));
         }
-        for number in unsupported_numbers(&claim, &known, sources) {
+        for number in unsupported_numbers(claim, known, sources) {
             warnings.push(Warning::new(
                 WarningKind::UnsupportedNumber,
                 format!("sentence {}: {number} appears in none of its sources", n + 1),
             ));
         }
-        per_sentence.push((claim, known));
     }
-    let supports = support(answerer, &per_sentence, sources)?;
     let mut out = Vec::new();
     for (n, ((text, _), support)) in sentences.iter().zip(supports).enumerate() {
         let cites: Vec<String> =
@@ -134,7 +180,15 @@ pub(super) fn check(answerer: &Answerer<'_>, reply: &str, sources: &[Source]) ->
             format!("not cited: {}", unused.join(", ")),
         ));
     }
-    Ok(Checked { sentences: out, citations, warnings })
+    Ok(Checked { text, sentences: out, citations, warnings })
+}
+
+/// `sentence` citing `marker`, the marker placed before its closing punctuation:
+/// `Rollo led them.` → `Rollo led them [S1].`
+fn with_marker(sentence: &str, marker: &str) -> String {
+    let body = sentence.trim_end();
+    let end = body.trim_end_matches(['.', '!', '?', ':', ';', '"', '\'', '”', '’', ')']).len();
+    format!("{} [{marker}]{}{}", &body[..end], &body[end..], &sentence[body.len()..])
 }
 
 /// The reply's sentences with the source numbers each cites. Markers opening a sentence
@@ -199,42 +253,60 @@ fn contains_number(text: &str, number: &str) -> bool {
     })
 }
 
-/// Support of each claim by the sources it cites (0 without citations).
-fn support(
+/// The claims' vectors, when a model is loaded.
+fn claim_vectors(
     answerer: &Answerer<'_>,
     claims: &[(String, Vec<usize>)],
-    sources: &[Source],
-) -> Result<Vec<f32>> {
-    let Some(embedder) = answerer.embedder() else {
-        let terms = |text: &str| answerer.analyzer.terms(text);
-        return Ok(claims
-            .iter()
-            .map(|(claim, cited)| {
-                let wanted = terms(claim);
-                if cited.is_empty() || wanted.is_empty() {
-                    return if cited.is_empty() { 0.0 } else { 1.0 };
-                }
-                let have: Vec<String> =
-                    cited.iter().flat_map(|&i| terms(&sources[i].text)).collect();
-                let found = wanted.iter().filter(|t| have.contains(t)).count();
-                found as f32 / wanted.len() as f32
-            })
-            .collect());
-    };
+) -> Result<Option<Vec<Vec<f32>>>> {
+    let Some(embedder) = answerer.embedder() else { return Ok(None) };
     let texts: Vec<&str> = claims.iter().map(|(claim, _)| claim.as_str()).collect();
-    let vectors = embedder.embed_documents(&texts)?;
-    let mut out = Vec::with_capacity(claims.len());
-    for ((_, cited), vector) in claims.iter().zip(&vectors) {
-        let mut best: f32 = 0.0;
-        for &i in cited {
-            let sentences = answerer.chunk_sentences(sources[i].chunk, &sources[i].text)?;
-            for (_, sentence) in sentences.iter() {
-                best = best.max(cosine(vector, sentence));
-            }
+    embedder.embed_documents(&texts).map(Some)
+}
+
+/// Support of `claim` (with its vector, when a model is loaded) by the sources `cited`: 0
+/// without citations.
+fn support(
+    answerer: &Answerer<'_>,
+    claim: &str,
+    vector: Option<&[f32]>,
+    cited: &[usize],
+    sources: &[Source],
+) -> Result<f32> {
+    let Some(vector) = vector else {
+        let terms = |text: &str| answerer.analyzer.terms(text);
+        let wanted = terms(claim);
+        if cited.is_empty() || wanted.is_empty() {
+            return Ok(if cited.is_empty() { 0.0 } else { 1.0 });
         }
-        out.push(best.clamp(0.0, 1.0));
+        let have: Vec<String> = cited.iter().flat_map(|&i| terms(&sources[i].text)).collect();
+        let found = wanted.iter().filter(|t| have.contains(t)).count();
+        return Ok(found as f32 / wanted.len() as f32);
+    };
+    let mut best: f32 = 0.0;
+    for &i in cited {
+        let sentences = answerer.chunk_sentences(sources[i].chunk, &sources[i].text)?;
+        for (_, sentence) in sentences.iter() {
+            best = best.max(cosine(vector, sentence));
+        }
     }
-    Ok(out)
+    Ok(best.clamp(0.0, 1.0))
+}
+
+/// The source supporting `claim` best, and how well.
+fn best_source(
+    answerer: &Answerer<'_>,
+    claim: &str,
+    vector: Option<&[f32]>,
+    sources: &[Source],
+) -> Result<(f32, Option<usize>)> {
+    let mut best = (0.0, None);
+    for i in 0..sources.len() {
+        let score = support(answerer, claim, vector, &[i], sources)?;
+        if score > best.0 {
+            best = (score, Some(i));
+        }
+    }
+    Ok(best)
 }
 
 #[cfg(test)]
@@ -255,6 +327,13 @@ mod tests {
         assert_eq!(got.len(), 2);
         assert_eq!(got[0], ("Watt improved it in 1781. [S1]".to_owned(), vec![1]));
         assert_eq!(got[1], ("Steam drove pumps [S2]. [S3]".to_owned(), vec![2, 3]));
+    }
+
+    #[test]
+    fn attributed_markers_go_before_the_closing_punctuation() {
+        assert_eq!(with_marker("Rollo led them.", "S1"), "Rollo led them [S1].");
+        assert_eq!(with_marker("He said \"yes.\"  ", "S2"), "He said \"yes [S2].\"  ");
+        assert_eq!(with_marker("No stop", "S3"), "No stop [S3]");
     }
 
     #[test]

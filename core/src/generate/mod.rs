@@ -1,6 +1,6 @@
 //! Local text generation: a llama-architecture chat model from one GGUF file (for example
-//! SmolLM2-135M-Instruct, `Q4_1`), run with candle's quantized kernels in the process — native
-//! or wasm32 — so answers can be written with no server and no key.
+//! SmolLM2-135M-Instruct, `Q4_1`), run in the process — native or wasm32 — by `llama.rs` over
+//! candle's quantized kernels, so answers can be written with no server and no key.
 //!
 //! Everything comes from the file: the weights, the tokenizer (built from the metadata, see
 //! `tokenizer.rs`), the chat template (`tokenizer.chat_template`, rendered with minijinja;
@@ -28,6 +28,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod llama;
 mod stop;
 mod template;
 mod tokenizer;
@@ -36,11 +37,12 @@ use std::cell::RefCell;
 use std::io::{Cursor, Read, Seek};
 
 use candle_core::quantized::gguf_file::Content;
-use candle_core::{DType, Device, Tensor};
+use candle_core::{Device, Tensor};
 use candle_transformers::generation::{LogitsProcessor, Sampling};
-use candle_transformers::models::quantized_llama::{MAX_SEQ_LEN, ModelWeights};
 use candle_transformers::utils::apply_repeat_penalty;
 
+use self::llama::Llama;
+pub use self::llama::Weights;
 use self::stop::{Step, StopWatch};
 use self::template::ChatTemplate;
 use self::tokenizer::GgufTokenizer;
@@ -50,6 +52,10 @@ use crate::{Error, Result};
 /// Prompt tokens run through the model at once: bounds the attention scores' memory
 /// (heads × slice × context floats) on long prompts.
 pub const PROMPT_SLICE: usize = 256;
+
+/// The longest context a model is given (prompt and reply), whatever it was trained for: its
+/// KV cache takes memory in proportion.
+pub const MAX_CONTEXT: usize = 4096;
 
 /// How to sample a reply.
 #[derive(Debug, Clone, PartialEq)]
@@ -103,7 +109,8 @@ impl GenerateOptions {
 }
 
 /// Why generation ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Finish {
     /// The model ended its reply, or a stop sequence was reached.
     Stop,
@@ -122,7 +129,7 @@ impl Finish {
 }
 
 /// A generated reply.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Generation {
     /// The reply's text (without the end-of-sequence token or stop sequence).
     pub text: String,
@@ -137,7 +144,7 @@ pub struct Generation {
 /// A chat model loaded from a GGUF file.
 pub struct LocalModel {
     /// The weights and KV cache; borrowed mutably for one generation at a time.
-    weights: RefCell<ModelWeights>,
+    weights: RefCell<Llama>,
     tokenizer: GgufTokenizer,
     template: ChatTemplate,
     name: String,
@@ -156,21 +163,21 @@ impl std::fmt::Debug for LocalModel {
 }
 
 impl LocalModel {
-    /// Loads a model from the bytes of its GGUF file.
+    /// Loads a model from the bytes of its GGUF file, its matrices kept as
+    /// [`Weights::Fast`].
     ///
     /// # Errors
     /// [`Error::Generation`] when the file is not GGUF, not a llama-architecture model, or
     /// its tokenizer or chat template is unsupported.
     pub fn from_gguf(bytes: &[u8]) -> Result<Self> {
-        Self::from_gguf_reader(&mut Cursor::new(bytes))
+        Self::from_gguf_reader(&mut Cursor::new(bytes), Weights::Fast)
     }
 
     /// Loads a model from a reader over its GGUF file; the tensors are read one by one.
     ///
     /// # Errors
     /// As [`LocalModel::from_gguf`].
-    pub fn from_gguf_reader<R: Read + Seek>(reader: &mut R) -> Result<Self> {
-        let fail = |e: candle_core::Error| Error::Generation(one_line(&e));
+    pub fn from_gguf_reader<R: Read + Seek>(reader: &mut R, weights: Weights) -> Result<Self> {
         let content = Content::read(reader)
             .map_err(|e| Error::Generation(format!("not a GGUF file: {}", one_line(&e))))?;
         let architecture = tokenizer::string(&content, "general.architecture")?;
@@ -186,7 +193,7 @@ impl LocalModel {
             .cloned()
             .unwrap_or_else(|| "local".to_owned());
         let trained = content.metadata.get("llama.context_length").and_then(|v| v.to_u32().ok());
-        let context = trained.map_or(MAX_SEQ_LEN, |n| (n as usize).min(MAX_SEQ_LEN));
+        let context = trained.map_or(MAX_CONTEXT, |n| (n as usize).min(MAX_CONTEXT));
         let tokenizer = tokenizer::from_gguf(&content)?;
         let source =
             content.metadata.get("tokenizer.chat_template").and_then(|v| v.to_string().ok());
@@ -195,7 +202,7 @@ impl LocalModel {
             tokenizer.bos.clone(),
             tokenizer.eos.clone(),
         )?;
-        let weights = ModelWeights::from_gguf(content, reader, &Device::Cpu).map_err(fail)?;
+        let weights = Llama::read(&content, reader, weights).map_err(generation_error)?;
         Ok(Self {
             weights: RefCell::new(weights),
             tokenizer,
@@ -233,8 +240,8 @@ impl LocalModel {
         &self.defaults
     }
 
-    /// Longest prompt plus reply, in tokens: the model's trained context, at most candle's
-    /// rotary-embedding table.
+    /// Longest prompt plus reply, in tokens: the model's trained context, at most
+    /// [`MAX_CONTEXT`].
     pub fn context_tokens(&self) -> usize {
         self.context
     }
@@ -250,6 +257,29 @@ impl LocalModel {
             .encode(text, false)
             .map_err(|e| Error::Generation(format!("tokenizer: {e}")))?;
         Ok(encoding.get_ids().to_vec())
+    }
+
+    /// The logits of the token following `tokens` (one per vocabulary entry), computed from
+    /// an empty cache: for scoring text, or comparing implementations.
+    ///
+    /// # Errors
+    /// [`Error::Generation`] when `tokens` is empty, longer than the context, or the model is
+    /// generating.
+    pub fn logits(&self, tokens: &[u32]) -> Result<Vec<f32>> {
+        if tokens.is_empty() || tokens.len() > self.context {
+            return Err(Error::Generation(format!(
+                "{} tokens: between 1 and {} are read",
+                tokens.len(),
+                self.context
+            )));
+        }
+        let mut weights = self.weights()?;
+        weights.clear();
+        let mut logits = None;
+        for slice in tokens.chunks(PROMPT_SLICE) {
+            logits = Some(weights.forward(slice).map_err(generation_error)?);
+        }
+        logits.map_or(Ok(Vec::new()), |l| l.to_vec1().map_err(generation_error))
     }
 
     /// The prompt the chat template makes of `messages`.
@@ -283,18 +313,9 @@ impl LocalModel {
             )));
         }
         let budget = (options.max_tokens as usize).min(self.context - prompt.len());
-        let mut weights = self
-            .weights
-            .try_borrow_mut()
-            .map_err(|_| Error::Generation("the model is already generating".into()))?;
-        let fail = |e: candle_core::Error| Error::Generation(one_line(&e));
-
-        let mut logits = None;
-        for (i, slice) in prompt.chunks(PROMPT_SLICE).enumerate() {
-            let input = Tensor::new(slice, &Device::Cpu).and_then(|t| t.unsqueeze(0));
-            logits = Some(input.and_then(|t| weights.forward(&t, i * PROMPT_SLICE)).map_err(fail)?);
-        }
-        let mut logits = logits.ok_or_else(|| Error::Generation("the prompt is empty".into()))?;
+        let mut logits =
+            Tensor::new(self.logits(&prompt)?, &Device::Cpu).map_err(generation_error)?;
+        let mut weights = self.weights()?;
 
         let temperature = f64::from(options.temperature);
         let sampling = match options.top_p {
@@ -317,12 +338,12 @@ impl LocalModel {
         let mut tokens = prompt.clone();
         let mut finish = Finish::Length;
         while tokens.len() - prompt.len() < budget {
-            let mut row = logits.squeeze(0).and_then(|l| l.to_dtype(DType::F32)).map_err(fail)?;
             if options.repeat_penalty != 1.0 {
                 let recent = &tokens[tokens.len().saturating_sub(options.repeat_last)..];
-                row = apply_repeat_penalty(&row, options.repeat_penalty, recent).map_err(fail)?;
+                logits = apply_repeat_penalty(&logits, options.repeat_penalty, recent)
+                    .map_err(generation_error)?;
             }
-            let next = sampler.sample(&row).map_err(fail)?;
+            let next = sampler.sample(&logits).map_err(generation_error)?;
             tokens.push(next);
             if self.tokenizer.end_ids.contains(&next) {
                 finish = Finish::Stop;
@@ -338,8 +359,7 @@ impl LocalModel {
                 }
             }
             if tokens.len() - prompt.len() < budget {
-                let input = Tensor::new(&[next], &Device::Cpu).and_then(|t| t.unsqueeze(0));
-                logits = input.and_then(|t| weights.forward(&t, tokens.len() - 1)).map_err(fail)?;
+                logits = weights.forward(&[next]).map_err(generation_error)?;
             }
         }
         if finish == Finish::Length {
@@ -351,6 +371,14 @@ impl LocalModel {
             completion_tokens: tokens.len() - prompt.len(),
             finish,
         })
+    }
+}
+
+impl LocalModel {
+    fn weights(&self) -> Result<std::cell::RefMut<'_, Llama>> {
+        self.weights
+            .try_borrow_mut()
+            .map_err(|_| Error::Generation("the model is already generating".into()))
     }
 }
 
@@ -374,4 +402,9 @@ impl ChatModel for LocalModel {
 /// The first line of a candle error (without the backtrace candle may add).
 fn one_line(error: &candle_core::Error) -> String {
     error.to_string().lines().next().unwrap_or_default().to_owned()
+}
+
+/// A failed computation, as an [`Error::Generation`].
+fn generation_error(error: candle_core::Error) -> Error {
+    Error::Generation(one_line(&error))
 }

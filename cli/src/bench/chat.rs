@@ -1,0 +1,205 @@
+//! `edgerag bench --chat-model`: a local chat model's prompt processing and generation speed,
+//! natively and (with `--wasm-pkg`) in wasm under Node, on the same prompt, and the memory
+//! each needs.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+use edgerag_core::generate::{GenerateOptions, LocalModel};
+use edgerag_core::llm::Message;
+use serde::{Deserialize, Serialize};
+
+use super::synthetic;
+use crate::output;
+
+/// The local chat model's speed and memory, per platform.
+#[derive(Debug, Serialize)]
+pub(super) struct ChatReport {
+    model: String,
+    prompt_tokens: usize,
+    native: ChatSpeed,
+    wasm: Option<ChatSpeed>,
+    /// Why wasm was not measured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    wasm_skipped: Option<String>,
+}
+
+/// Speeds on one platform.
+#[derive(Debug, Serialize)]
+pub(super) struct ChatSpeed {
+    load_seconds: f64,
+    prompt_tokens_per_second: f64,
+    generated_tokens: usize,
+    generation_tokens_per_second: f64,
+    /// Peak resident memory of the process (natively: measured before anything else runs).
+    peak_memory_bytes: u64,
+}
+
+/// One timed generation.
+#[derive(Debug, Deserialize)]
+struct Run {
+    prompt_tokens: usize,
+    completion_tokens: usize,
+    seconds: f64,
+}
+
+/// What the wasm timing script prints.
+#[derive(Debug, Deserialize)]
+struct WasmRun {
+    load_seconds: f64,
+    prompt: Run,
+    full: Run,
+    memory_bytes: u64,
+}
+
+impl ChatSpeed {
+    /// Speeds from the prompt alone (one token generated) and the prompt with a reply.
+    fn of(load_seconds: f64, prompt: &Run, full: &Run, peak_memory_bytes: u64) -> Self {
+        let generated = full.completion_tokens.saturating_sub(prompt.completion_tokens);
+        let generating = (full.seconds - prompt.seconds).max(f64::EPSILON);
+        Self {
+            load_seconds,
+            prompt_tokens_per_second: prompt.prompt_tokens as f64
+                / prompt.seconds.max(f64::EPSILON),
+            generated_tokens: generated,
+            generation_tokens_per_second: generated as f64 / generating,
+            peak_memory_bytes,
+        }
+    }
+}
+
+/// Measures the chat model `path` (or the default one) on a prompt of about `prompt_tokens`
+/// tokens, generating up to `generate` tokens.
+pub(super) fn measure(
+    path: Option<&Path>,
+    prompt_tokens: usize,
+    generate: u32,
+    wasm_pkg: Option<&Path>,
+    quiet: bool,
+) -> Result<ChatReport> {
+    let (path, _, bytes) = crate::models::chat::resolve(path, quiet)?;
+    let bar = output::progress(3, "chat model (native)", quiet);
+    let start = Instant::now();
+    let model = crate::models::chat::open(&path, &bytes)?;
+    let load_seconds = start.elapsed().as_secs_f64();
+    drop(bytes);
+    bar.inc(1);
+    let content = prompt_of(&model, prompt_tokens)?;
+    let messages = [Message::user(&content)];
+    let run = |max_tokens: u32| -> Result<Run> {
+        let start = Instant::now();
+        let options = GenerateOptions { max_tokens, ..GenerateOptions::default() };
+        let reply = model.generate(&messages, &options, None)?;
+        let seconds = start.elapsed().as_secs_f64();
+        Ok(Run {
+            prompt_tokens: reply.prompt_tokens,
+            completion_tokens: reply.completion_tokens,
+            seconds,
+        })
+    };
+    let prompt = run(1)?;
+    bar.inc(1);
+    let full = run(generate)?;
+    bar.finish_and_clear();
+    let native = ChatSpeed::of(load_seconds, &prompt, &full, peak_memory());
+    let (wasm, wasm_skipped) = match wasm_pkg {
+        None => (None, Some("pass --wasm-pkg DIR (make bench does)".to_owned())),
+        Some(pkg) => {
+            let bar = output::progress(1, "chat model (wasm)", quiet);
+            let timed = wasm_run(pkg, &path, &content, generate)?;
+            bar.finish_and_clear();
+            let speed =
+                ChatSpeed::of(timed.load_seconds, &timed.prompt, &timed.full, timed.memory_bytes);
+            (Some(speed), None)
+        }
+    };
+    Ok(ChatReport {
+        model: model.name().to_owned(),
+        prompt_tokens: prompt.prompt_tokens,
+        native,
+        wasm,
+        wasm_skipped,
+    })
+}
+
+/// A request to summarise synthetic text, its rendered prompt at most `tokens` tokens long
+/// (short of it by a few words at most).
+fn prompt_of(model: &LocalModel, tokens: usize) -> Result<String> {
+    let ask = "Summarise the text above in three sentences.";
+    let text = synthetic::corpus(tokens / 8 + 1, 0, super::SEED).texts.join(" ");
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let mut content = String::new();
+    for group in words.chunks(8) {
+        let longer = format!("{content}{} ", group.join(" "));
+        let rendered = model.prompt(&[Message::user(format!("{longer}\n\n{ask}"))])?;
+        if model.encode(&rendered)?.len() > tokens {
+            break;
+        }
+        content = longer;
+    }
+    Ok(format!("{content}\n\n{ask}"))
+}
+
+/// Times the wasm chat model under Node (see `wasm-chat.mjs`).
+fn wasm_run(pkg: &Path, model: &Path, content: &str, generate: u32) -> Result<WasmRun> {
+    if !pkg.join("edgerag_wasm.js").is_file() {
+        bail!("{}: no edgerag_wasm.js (make the Node bindings with `make bench`)", pkg.display());
+    }
+    let dir = tempfile::tempdir()?;
+    let script = dir.path().join("wasm-chat.mjs");
+    std::fs::write(&script, include_str!("wasm-chat.mjs"))?;
+    let input = dir.path().join("input.json");
+    let absolute = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_owned());
+    let value = serde_json::json!({
+        "pkg": absolute(pkg), "model": absolute(model), "content": content, "generate": generate,
+    });
+    std::fs::write(&input, serde_json::to_vec(&value)?)?;
+    let out = Command::new("node")
+        .arg(&script)
+        .arg(&input)
+        .output()
+        .context("running node (needed for the wasm measurement)")?;
+    if !out.status.success() {
+        bail!(
+            "the wasm chat model failed under node: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    serde_json::from_slice(&out.stdout).context("reading the wasm timings")
+}
+
+/// The process's peak resident memory (Linux; 0 elsewhere).
+fn peak_memory() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|kb| kb.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(0, |kb| kb * 1024)
+}
+
+/// Prints the report's lines.
+pub(super) fn print(report: &ChatReport) {
+    output::line(&format!(
+        "\nlocal generation  {}: a {}-token prompt",
+        report.model, report.prompt_tokens
+    ));
+    let row = |name: &str, s: &ChatSpeed| {
+        output::line(&format!(
+            "  {name:<7} prompt {:>7.1} tokens/s  generation {:>6.1} tokens/s ({} tokens)  load {:.1} s  peak memory {:.0} MiB",
+            s.prompt_tokens_per_second,
+            s.generation_tokens_per_second,
+            s.generated_tokens,
+            s.load_seconds,
+            s.peak_memory_bytes as f64 / f64::from(1 << 20)
+        ));
+    };
+    row("native", &report.native);
+    match (&report.wasm, &report.wasm_skipped) {
+        (Some(wasm), _) => row("wasm", wasm),
+        (None, Some(why)) => output::line(&format!("  wasm    skipped: {why}")),
+        (None, None) => {}
+    }
+}
