@@ -92,6 +92,7 @@ impl AnswerArgs {
             sentences: self.sentences,
             llm_keywords: self.llm_keywords,
             attribute: local,
+            retry: !local,
             ..defaults
         }
     }

@@ -271,8 +271,9 @@ impl AskRequest {
 
     /// Answers `question` from `searcher` with a model running in the process (see
     /// `generate::LocalModel`), unless the request asks for an extractive answer. The sources'
-    /// budget defaults to [`LOCAL_CONTEXT_TOKENS`], and sentences the model leaves uncited
-    /// cite their best-supporting source ([`AskOptions::attribute`]).
+    /// budget defaults to [`LOCAL_CONTEXT_TOKENS`], sentences the model leaves uncited cite
+    /// their best-supporting source ([`AskOptions::attribute`]) and a poorly supported reply
+    /// is not asked for again ([`AskOptions::retry`]).
     ///
     /// # Errors
     /// [`Error::Query`] when the request also names a remote `llm`; otherwise as
@@ -289,9 +290,13 @@ impl AskRequest {
                 "llm: a remote LLM and a local model cannot both write the answer".to_owned(),
             ));
         }
+        if self.llm_keywords && self.extractive {
+            return Err(Error::Query("llm_keywords needs an LLM".to_owned()));
+        }
         let mut options = self.options()?;
         options.context_tokens = self.context_tokens.unwrap_or(LOCAL_CONTEXT_TOKENS);
         options.attribute = true;
+        options.retry = false;
         let model = (!self.extractive).then_some(model);
         Answerer::new(searcher, options).answer(model, question, on_token).await
     }

@@ -143,9 +143,15 @@ export class Edgerag {
   async loadChatModel(options: LoadChatModelOptions): Promise<ChatModelInfo> {
     const { onProgress, ...spec } = options;
     const source: ChatModelSpec = { ...spec, url: resolve(spec.url) };
-    const info = await this.#run("loadChatModel", { source }, { onProgress });
-    this.#chatModel = source;
-    return info;
+    try {
+      const info = await this.#run("loadChatModel", { source }, { onProgress });
+      this.#chatModel = source;
+      return info;
+    } catch (error) {
+      // The worker may have freed its model (it frees one before loading the next).
+      this.#chatModel = null;
+      throw error;
+    }
   }
 
   /** A reply of the loaded chat model to an OpenAI-style chat request. */

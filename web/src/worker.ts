@@ -29,11 +29,13 @@ let chat: ChatModel | null = null;
 let crashed = false;
 /**
  * The tail of the queue that runs every call but `ask` in the order it came (loads, builds,
- * searches, inspections, graphs), one at a time: a search made after a load sees the loaded
- * bundle and model.
+ * searches, inspections, generations, graphs), one at a time: a search made after a load sees
+ * the loaded bundle and model.
  *
- * `ask` is not queued: the core's ask holds its own reference to the bundle's searcher, so
- * while it awaits the LLM (seconds) searches, other answers and even a new bundle go ahead.
+ * `ask` is not queued: the core's ask holds its own reference to the bundle's searcher (and
+ * chat model), so while it awaits a remote LLM (seconds) searches, other answers and even a
+ * new bundle go ahead. A local model's answer is computed on this thread: nothing else runs
+ * until it is written.
  * The one thing an answer in progress forbids is changing that bundle's model (`useModel`
  * refuses while the searcher is shared), so `loadModel` waits for the answers (`answering`).
  */
@@ -137,11 +139,12 @@ const handlers: Handlers = {
     );
     return exclusive(() => {
       call.progress({ phase: "open", what: "chat model" });
-      // Answers being written hold the previous model until they end.
-      const next = new ChatModel(bytes, name);
+      // Freed first, so that two models never share the memory (answers being written hold
+      // the previous one until they end); a file that fails to load leaves none.
       chat?.free();
-      chat = next;
-      return { name: next.name, contextTokens: next.contextTokens };
+      chat = null;
+      chat = new ChatModel(bytes, name);
+      return { name: chat.name, contextTokens: chat.contextTokens };
     });
   },
 
@@ -158,7 +161,9 @@ const handlers: Handlers = {
     // writes, nothing else runs.
     const onToken = (text: string) => call.token(text);
     const core = requireBundle();
-    const answer = (local ? core.askWith(requireChat(), question, options, onToken) : core.ask(question, options, onToken)) as Promise<Answer>;
+    const answer = (
+      writesLocally(local, options) ? core.askWith(requireChat(), question, options, onToken) : core.ask(question, options, onToken)
+    ) as Promise<Answer>;
     answering.add(answer);
     try {
       return await answer;
@@ -208,10 +213,15 @@ function errorCode(request: Request): ErrorCode {
     case "build":
       return "build";
     case "ask":
-      return request.args.local || usesLlm(request.args.options) ? "llm" : "search";
+      return writesLocally(request.args.local, request.args.options) || usesLlm(request.args.options) ? "llm" : "search";
     default:
       return "search";
   }
+}
+
+/** Whether the loaded chat model writes the answer (not when it is to be extractive). */
+function writesLocally(local: boolean, options: AskOptions): boolean {
+  return local && options.extractive !== true;
 }
 
 function usesLlm(options: AskOptions): boolean {

@@ -67,7 +67,12 @@ export class AskPanel {
     const current = () => generation === this.#generation;
     showError(this.#error, null);
     this.#graphSection.hidden = true;
-    if (local && !(await this.#loadChatModel())) return;
+    if (local && !(await this.#loadChatModel())) {
+      if (!current()) return;
+      this.#answer.clear();
+      showError(this.#error, `Could not answer locally: ${this.chatModel?.name ?? "the model"} did not load.`);
+      return;
+    }
     if (!current()) return;
     this.#answer.start();
     try {

@@ -176,7 +176,7 @@ pub(crate) fn run(args: Args) -> Result<()> {
     // First, so that the peak memory measured is the chat model's.
     let generation = match &args.chat_model {
         Some(path) => {
-            let path = Some(path.as_path()).filter(|p| *p != Path::new("local"));
+            let path = crate::models::chat::named(path);
             let (tokens, generate) = (args.prompt_tokens, args.generate_tokens);
             Some(chat::measure(path, tokens, generate, args.wasm_pkg.as_deref(), args.json)?)
         }

@@ -108,7 +108,7 @@ pub(crate) fn run(args: Args) -> Result<()> {
         assets::open_model(args.model.as_deref(), args.no_model, |text| output::warn(None, text))?;
     let chat = match &args.local_model {
         Some(path) => {
-            let path = Some(path.as_path()).filter(|p| *p != std::path::Path::new("local"));
+            let path = crate::models::chat::named(path);
             let (path, _, bytes) = crate::models::chat::resolve(path, args.json)?;
             let model = crate::models::chat::open(&path, &bytes)?;
             let file = ServedChatModel::open(&path, model.name())?;

@@ -65,6 +65,10 @@ pub struct AskOptions {
     /// [`WarningKind::AttributedCitation`] says so). For small local models, which seldom
     /// write citations themselves.
     pub attribute: bool,
+    /// Ask the LLM again, with stricter rules, when a sentence of its reply is poorly
+    /// supported. Off for small local models: the second reply is seldom better, and they
+    /// take as long again to write it.
+    pub retry: bool,
 }
 
 impl Default for AskOptions {
@@ -78,6 +82,7 @@ impl Default for AskOptions {
             llm_keywords: false,
             keyword_candidates: 50,
             attribute: false,
+            retry: true,
         }
     }
 }
@@ -328,7 +333,7 @@ impl<'a> Answerer<'a> {
             }
         };
         let mut answer = self.written(first, &retrieval, warnings.clone())?;
-        if answer.mode == AnswerMode::Llm && self.poorly_supported(&answer) {
+        if self.options.retry && answer.mode == AnswerMode::Llm && self.poorly_supported(&answer) {
             let messages = prompt::answer_messages(question, &retrieval.sources, true);
             if let Ok(second) = llm.chat(&messages, 0.0, None).await {
                 warnings.push(Warning::new(

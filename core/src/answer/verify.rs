@@ -105,15 +105,16 @@ pub(super) fn check(answerer: &Answerer<'_>, reply: &str, sources: &[Source]) ->
         let mut at = 0;
         for (n, (claim, known)) in per_sentence.iter_mut().enumerate() {
             let sentence = &mut sentences[n].0;
-            let found = text[at..].find(sentence.as_str()).map(|i| at + i);
-            if let Some(start) = found {
-                at = start + sentence.len();
-            }
+            // A sentence with markers merged into it (`split`) may not be found; it cites.
+            let Some(start) = text[at..].find(sentence.as_str()).map(|i| at + i) else {
+                continue;
+            };
+            at = start + sentence.len();
             if !known.is_empty() || !is_claim(claim) {
                 continue;
             }
             let (best, source) = best_source(answerer, claim, vector(n), sources)?;
-            let (Some(i), Some(start)) = (source, found) else { continue };
+            let Some(i) = source else { continue };
             if best < answerer.options.min_support {
                 continue;
             }
@@ -183,11 +184,16 @@ pub(super) fn check(answerer: &Answerer<'_>, reply: &str, sources: &[Source]) ->
     Ok(Checked { text, sentences: out, citations, warnings })
 }
 
-/// `sentence` citing `marker`, the marker placed before its closing punctuation:
-/// `Rollo led them.` → `Rollo led them [S1].`
+/// `sentence` citing `marker`, the marker placed before its closing punctuation and the quotes
+/// or brackets closing after it: `Rollo led them.` → `Rollo led them [S1].`
 fn with_marker(sentence: &str, marker: &str) -> String {
+    const STOPS: [char; 5] = ['.', '!', '?', ':', ';'];
     let body = sentence.trim_end();
-    let end = body.trim_end_matches(['.', '!', '?', ':', ';', '"', '\'', '”', '’', ')']).len();
+    let unclosed = body.trim_end_matches(['"', '\'', '”', '’', ')']);
+    let end = match unclosed.trim_end_matches(STOPS) {
+        before if before.len() < unclosed.len() => before.len(),
+        _ => body.trim_end_matches(STOPS).len(),
+    };
     format!("{} [{marker}]{}{}", &body[..end], &body[end..], &sentence[body.len()..])
 }
 
@@ -334,6 +340,11 @@ mod tests {
         assert_eq!(with_marker("Rollo led them.", "S1"), "Rollo led them [S1].");
         assert_eq!(with_marker("He said \"yes.\"  ", "S2"), "He said \"yes [S2].\"  ");
         assert_eq!(with_marker("No stop", "S3"), "No stop [S3]");
+        assert_eq!(with_marker("It was the Normans'", "S1"), "It was the Normans' [S1]");
+        assert_eq!(
+            with_marker("It was built (by Eiffel).", "S1"),
+            "It was built (by Eiffel) [S1]."
+        );
     }
 
     #[test]

@@ -115,14 +115,26 @@ impl Llama {
         if heads == 0
             || kv_heads == 0
             || !heads.is_multiple_of(kv_heads)
-            || !width.is_multiple_of(heads)
+            || !width.is_multiple_of(2 * heads)
         {
             candle_core::bail!("{heads} attention heads and {kv_heads} key/value heads of {width}");
+        }
+        let head_dim = width / heads;
+        // Variants this implementation does not compute are refused rather than run wrong.
+        for key in ["llama.rope.dimension_count", "llama.attention.key_length"] {
+            if let Ok(value) = get(key)
+                && value.to_u32()? as usize != head_dim
+            {
+                candle_core::bail!("{key} differs from the heads' width {head_dim}: not supported");
+            }
+        }
+        if content.tensor_infos.contains_key("rope_freqs.weight") {
+            candle_core::bail!("scaled rotary embeddings (rope_freqs) are not supported");
         }
         let shape = Shape {
             heads,
             kv_heads,
-            head_dim: width / heads,
+            head_dim,
             rope_base: get("llama.rope.freq_base").and_then(|v| v.to_f32()).unwrap_or(10_000.0),
             eps: get("llama.attention.layer_norm_rms_epsilon")?.to_f32()?,
         };
@@ -143,7 +155,9 @@ impl Llama {
                 cache: KvCache::new(2, CACHE_STEP),
             });
         }
-        let embedding = Arc::new(file.tensor("token_embd.weight")?);
+        // Looked up row by row, and the output projection when the file has none.
+        let embedding = file.tensor("token_embd.weight")?;
+        let embedding = Arc::new(file.fast(embedding)?);
         let output = if content.tensor_infos.contains_key("output.weight") {
             file.matrix("output.weight")?
         } else {
@@ -244,12 +258,18 @@ impl<R: Read + Seek> File<'_, R> {
     /// A matrix to multiply by, re-quantized as [`Weights`] says.
     fn matrix(&mut self, name: &str) -> Result<Matrix> {
         let stored = self.tensor(name)?;
-        Matrix::new(match self.weights {
+        Matrix::new(self.fast(stored)?)
+    }
+
+    /// `stored` as [`Weights`] says: re-quantized to `Q8_0` for [`Weights::Fast`] when candle
+    /// has no SIMD kernel for its type.
+    fn fast(&self, stored: QTensor) -> Result<QTensor> {
+        match self.weights {
             Weights::Fast if !has_simd_kernel(stored.dtype()) => {
-                QTensor::quantize(&stored.dequantize(&Device::Cpu)?, GgmlDType::Q8_0)?
+                QTensor::quantize(&stored.dequantize(&Device::Cpu)?, GgmlDType::Q8_0)
             }
-            _ => stored,
-        })
+            _ => Ok(stored),
+        }
     }
 }
 
