@@ -167,6 +167,45 @@ fn serve_speaks_openai_chat_completions_over_the_local_model() {
 }
 
 #[test]
+fn a_streamed_reply_stops_when_its_client_leaves() {
+    let dir = tempfile::tempdir().unwrap();
+    let site = make_site(dir.path());
+    let model = chat_model();
+    let args = ["--site", path(&site), "--no-model", "--local-model", path(&model), "--verbose"];
+    let server = Serving::start(&args, None);
+    let body = json!({
+        "messages": [{"role": "user", "content": "Count from 1 to 1000, separated by commas."}],
+        "stream": true, "max_tokens": 3000,
+    })
+    .to_string();
+    let mut stream = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    let head = format!(
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).and_then(|()| stream.write_all(body.as_bytes())).unwrap();
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let response = read_head(&mut reader);
+    assert_eq!(response.status, 200);
+    // Leave once a few tokens have arrived.
+    let mut events = 0;
+    let mut line = String::new();
+    while events < 4 && reader.read_line(&mut line).unwrap() > 0 {
+        events += usize::from(line.starts_with("data: "));
+        line.clear();
+    }
+    stream.shutdown(std::net::Shutdown::Both).unwrap();
+    drop((reader, stream));
+
+    // The model is free again (the next reply waits for it), and the server says why.
+    let short = json!({"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 2});
+    assert_eq!(post(server.port, "/v1/chat/completions", &short).status, 200);
+    std::thread::sleep(Duration::from_millis(500)); // the log line follows the model's release
+    let stderr = server.stop();
+    assert!(stderr.contains("the client went away; generation stopped after"), "{stderr}");
+}
+
+#[test]
 fn ask_streams_an_answer_from_serve_local_model_as_from_any_openai_server() {
     let dir = tempfile::tempdir().unwrap();
     let site = make_site(dir.path());

@@ -54,7 +54,7 @@ impl Serving {
     }
 
     /// Stops the server and returns what it wrote on stderr.
-    fn stop(mut self) -> String {
+    pub(crate) fn stop(mut self) -> String {
         let _ = self.child.kill();
         let _ = self.child.wait();
         let mut stderr = String::new();

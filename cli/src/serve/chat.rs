@@ -3,11 +3,12 @@
 //! — edgerag's own `ask --llm-base-url` included — can use it. One reply is generated at a
 //! time; other requests wait for the model.
 
+use std::cell::Cell;
 use std::io::{self, Write};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use edgerag_core::generate::{GenerateOptions, LocalModel};
+use edgerag_core::generate::{Finish, GenerateOptions, LocalModel};
 use edgerag_core::llm::server::{self, CompletionRequest, DONE};
 use edgerag_core::llm::sse;
 use serde_json::{Value, json};
@@ -89,17 +90,26 @@ impl Chat {
             out.write_all(chunk(Some(""), None).as_bytes())?;
             out.flush()?;
             let model = model.lock().unwrap_or_else(PoisonError::into_inner);
-            // A client that went away stops getting tokens; the reply still runs to its end.
-            let mut failed: io::Result<()> = Ok(());
+            // Generation stops at the first token a client that went away cannot receive.
+            let gone = Cell::new(false);
             let mut send = |piece: &str| {
-                if failed.is_ok() {
-                    failed = out
-                        .write_all(chunk(Some(piece), None).as_bytes())
-                        .and_then(|()| out.flush());
+                let sent = out.write_all(chunk(Some(piece), None).as_bytes());
+                if sent.and_then(|()| out.flush()).is_err() {
+                    gone.set(true);
                 }
             };
-            let result = model.generate(&messages, &options, Some(&mut send));
-            failed?;
+            let result = model.generate_until(&messages, &options, Some(&mut send), &|| gone.get());
+            if let Ok(reply) = &result
+                && reply.finish == Finish::Cancelled
+            {
+                return Err(io::Error::new(
+                    io::ErrorKind::BrokenPipe,
+                    format!(
+                        "the client went away; generation stopped after {} tokens",
+                        reply.completion_tokens
+                    ),
+                ));
+            }
             let end = match result {
                 Ok(reply) => chunk(None, Some(reply.finish.as_str())),
                 Err(e) => sse::event(None, &error_body(&e.to_string()).to_string()),

@@ -116,14 +116,18 @@ pub enum Finish {
     Stop,
     /// [`GenerateOptions::max_tokens`] (or the context window) was reached.
     Length,
+    /// The caller stopped it ([`LocalModel::generate_until`]).
+    Cancelled,
 }
 
 impl Finish {
-    /// The OpenAI protocol's `finish_reason`: `stop` or `length`.
+    /// The OpenAI protocol's `finish_reason`: `stop` or `length` (and `cancelled`, which is
+    /// not the protocol's: nobody is left to receive it).
     pub fn as_str(self) -> &'static str {
         match self {
             Finish::Stop => "stop",
             Finish::Length => "length",
+            Finish::Cancelled => "cancelled",
         }
     }
 }
@@ -301,7 +305,22 @@ impl LocalModel {
         &self,
         messages: &[Message],
         options: &GenerateOptions,
+        on_token: Option<&mut dyn FnMut(&str)>,
+    ) -> Result<Generation> {
+        self.generate_until(messages, options, on_token, &|| false)
+    }
+
+    /// As [`LocalModel::generate`], but ends ([`Finish::Cancelled`]) as soon as `cancelled`
+    /// says so, checked before each token: a server stops generating for a client that left.
+    ///
+    /// # Errors
+    /// As [`LocalModel::generate`].
+    pub fn generate_until(
+        &self,
+        messages: &[Message],
+        options: &GenerateOptions,
         mut on_token: Option<&mut dyn FnMut(&str)>,
+        cancelled: &dyn Fn() -> bool,
     ) -> Result<Generation> {
         options.validate()?;
         let prompt = self.encode(&self.prompt(messages)?)?;
@@ -338,6 +357,10 @@ impl LocalModel {
         let mut tokens = prompt.clone();
         let mut finish = Finish::Length;
         while tokens.len() - prompt.len() < budget {
+            if cancelled() {
+                finish = Finish::Cancelled;
+                break;
+            }
             if options.repeat_penalty != 1.0 {
                 let recent = &tokens[tokens.len().saturating_sub(options.repeat_last)..];
                 logits = apply_repeat_penalty(&logits, options.repeat_penalty, recent)
