@@ -4,9 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
-use edgerag_core::answer::{
-    Answer, AnswerMode, Answerer, AskOptions, LOCAL_CONTEXT_TOKENS, WarningKind,
-};
+use edgerag_core::answer::{Answer, AnswerMode, Answerer, AskOptions, WarningKind};
 use edgerag_core::{Mode, SearchOptions};
 
 use crate::embedding::{self, ModelArgs};
@@ -82,17 +80,16 @@ impl AnswerArgs {
     /// The answer options for answers written by `model` (if any), retrieving with `search`
     /// (its `k` is replaced).
     pub(crate) fn options(&self, search: SearchOptions, model: Option<&Llm>) -> AskOptions {
-        let defaults = AskOptions::default();
-        let local = matches!(model, Some(Llm::Local(_)));
-        let context_tokens = if local { LOCAL_CONTEXT_TOKENS } else { defaults.context_tokens };
+        let defaults = match model {
+            Some(Llm::Local(_)) => AskOptions::local(),
+            _ => AskOptions::default(),
+        };
         AskOptions {
             search: SearchOptions { k: self.k, ..search },
-            context_tokens: self.context_tokens.unwrap_or(context_tokens),
+            context_tokens: self.context_tokens.unwrap_or(defaults.context_tokens),
             min_relevance: self.min_relevance,
             sentences: self.sentences,
             llm_keywords: self.llm_keywords,
-            attribute: local,
-            retry: !local,
             ..defaults
         }
     }

@@ -21,7 +21,7 @@ use std::time::Duration;
 use serde::{Deserialize, Deserializer};
 
 use crate::BuildOptions;
-use crate::answer::{Answer, Answerer, AskOptions, LOCAL_CONTEXT_TOKENS};
+use crate::answer::{Answer, Answerer, AskOptions};
 use crate::chunk::ChunkConfig;
 use crate::index::dense::Quantization;
 use crate::llm::{ApiKey, ChatModel, GROQ_BASE_URL, LlmClient, LlmConfig, Transport};
@@ -200,7 +200,11 @@ impl AskRequest {
     /// [`Error::Query`] as [`SearchRequest::options`], for zero sentences or context tokens,
     /// or a minimum relevance outside `[0, 1]`.
     pub fn options(&self) -> Result<AskOptions> {
-        let defaults = AskOptions::default();
+        self.options_from(AskOptions::default())
+    }
+
+    /// The answer options, `defaults` where the request says nothing.
+    fn options_from(&self, defaults: AskOptions) -> Result<AskOptions> {
         let search = SearchRequest {
             k: self.k,
             mode: self.mode,
@@ -270,10 +274,8 @@ impl AskRequest {
     }
 
     /// Answers `question` from `searcher` with a model running in the process (see
-    /// `generate::LocalModel`), unless the request asks for an extractive answer. The sources'
-    /// budget defaults to [`LOCAL_CONTEXT_TOKENS`], sentences the model leaves uncited cite
-    /// their best-supporting source ([`AskOptions::attribute`]) and a poorly supported reply
-    /// is not asked for again ([`AskOptions::retry`]).
+    /// `generate::LocalModel`), unless the request asks for an extractive answer, with
+    /// [`AskOptions::local`] where the request says nothing.
     ///
     /// # Errors
     /// [`Error::Query`] when the request also names a remote `llm`; otherwise as
@@ -293,10 +295,7 @@ impl AskRequest {
         if self.llm_keywords && self.extractive {
             return Err(Error::Query("llm_keywords needs an LLM".to_owned()));
         }
-        let mut options = self.options()?;
-        options.context_tokens = self.context_tokens.unwrap_or(LOCAL_CONTEXT_TOKENS);
-        options.attribute = true;
-        options.retry = false;
+        let options = self.options_from(AskOptions::local())?;
         let model = (!self.extractive).then_some(model);
         Answerer::new(searcher, options).answer(model, question, on_token).await
     }

@@ -3,6 +3,7 @@
 use std::rc::Rc;
 
 use edgerag_core::Searcher;
+use edgerag_core::generate::LocalModel;
 use edgerag_core::query::{SearchOptions, SearchResults};
 use edgerag_core::request::{AskRequest, SearchRequest};
 use js_sys::{Function, Promise};
@@ -77,17 +78,7 @@ impl Edgerag {
     /// retries } }`. Without `llm` (or with `extractive`) the answer is extractive.
     /// `onToken`, if given, receives the LLM's reply as it streams in.
     pub fn ask(&self, question: String, options: JsValue, on_token: Option<Function>) -> Promise {
-        let searcher = Rc::clone(&self.searcher);
-        let request = from_js::<AskRequest>(options);
-        future_to_promise(async move {
-            let mut forward = stream_to(on_token.as_ref());
-            let streaming = on_token.is_some().then_some(&mut forward as &mut dyn FnMut(&str));
-            let answer = request?
-                .answer(&searcher, &question, FetchTransport, streaming)
-                .await
-                .map_err(JsError::from)?;
-            Ok(to_js(&answer)?)
-        })
+        self.answer(None, question, options, on_token)
     }
 
     /// Answers a question as [`Edgerag::ask`] does, written by `model` in this module instead
@@ -101,23 +92,37 @@ impl Edgerag {
         options: JsValue,
         on_token: Option<Function>,
     ) -> Promise {
-        let searcher = Rc::clone(&self.searcher);
-        let model = model.shared();
-        let request = from_js::<AskRequest>(options);
-        future_to_promise(async move {
-            let mut forward = stream_to(on_token.as_ref());
-            let streaming = on_token.is_some().then_some(&mut forward as &mut dyn FnMut(&str));
-            let answer = request?
-                .answer_with(&searcher, &question, &*model, streaming)
-                .await
-                .map_err(JsError::from)?;
-            Ok(to_js(&answer)?)
-        })
+        self.answer(Some(model.shared()), question, options, on_token)
     }
 
     /// The keyword graph around the chunks with these ids (e.g. an answer's sources), at most
     /// `limit` keywords (default 16): `{ nodes, edges }`.
     pub fn graph(&self, chunk_ids: Vec<String>, limit: Option<usize>) -> Result<JsValue, JsError> {
         to_js(&self.searcher.graph_view(&chunk_ids, limit.unwrap_or(GRAPH_KEYWORDS))?)
+    }
+}
+
+impl Edgerag {
+    /// The answer, written by `local` when given, else as the request says; settled later, so
+    /// it holds its own references to the searcher and the model.
+    fn answer(
+        &self,
+        local: Option<Rc<LocalModel>>,
+        question: String,
+        options: JsValue,
+        on_token: Option<Function>,
+    ) -> Promise {
+        let searcher = Rc::clone(&self.searcher);
+        let request = from_js::<AskRequest>(options);
+        future_to_promise(async move {
+            let request = request?;
+            let mut forward = stream_to(on_token.as_ref());
+            let streaming = on_token.is_some().then_some(&mut forward as &mut dyn FnMut(&str));
+            let answer = match local {
+                Some(model) => request.answer_with(&searcher, &question, &*model, streaming).await,
+                None => request.answer(&searcher, &question, FetchTransport, streaming).await,
+            };
+            Ok(to_js(&answer.map_err(JsError::from)?)?)
+        })
     }
 }

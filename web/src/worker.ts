@@ -4,7 +4,7 @@ import init, { build, ChatModel, Edgerag as Core, Model, version } from "./wasm/
 import type { Answer, AskOptions, BuildProgress, BuildSummary, Generation, Manifest } from "./types.js";
 import { EdgeragError, messageOf, type ErrorCode } from "./errors.js";
 import { fetchBytes, verify } from "./fetcher.js";
-import { MODEL_FILES, type ModelFileName } from "./model.js";
+import { MODEL_FILES, type FileSpec, type ModelFileName } from "./model.js";
 import type { Args, BundleSource, ModelSource, Operation, Progress, Reply, Request, Result } from "./protocol.js";
 
 /** The worker's global scope, as far as this file uses it (the DOM lib has no worker types). */
@@ -71,12 +71,14 @@ function attachModel(): boolean {
   return bundle.denseReady;
 }
 
+/** The bytes of one file, downloaded (or read from the cache) with byte progress. */
+function download(url: string, spec: FileSpec, call: Call): Promise<Uint8Array<ArrayBuffer>> {
+  return fetchBytes(url, spec, (loaded, total, cached) => call.progress({ phase: "download", file: url, loaded, total, cached }));
+}
+
 async function bundleBytes(source: BundleSource, call: Call): Promise<Uint8Array> {
   if ("url" in source) {
-    const spec = source.sha256 === undefined ? {} : { sha256: source.sha256 };
-    return fetchBytes(source.url, spec, (loaded, total, cached) =>
-      call.progress({ phase: "download", file: source.url, loaded, total, cached }),
-    );
+    return download(source.url, source.sha256 === undefined ? {} : { sha256: source.sha256 }, call);
   }
   const bytes = new Uint8Array(await source.blob.arrayBuffer());
   // Bytes the page holds are hashed only to check them against an expected SHA-256.
@@ -134,9 +136,7 @@ const handlers: Handlers = {
 
   async loadChatModel({ source }, call) {
     const { url, name, ...spec } = source;
-    const bytes = await fetchBytes(url, spec, (loaded, total, cached) =>
-      call.progress({ phase: "download", file: url, loaded, total, cached }),
-    );
+    const bytes = await download(url, spec, call);
     return exclusive(() => {
       call.progress({ phase: "open", what: "chat model" });
       // Freed first, so that two models never share the memory (answers being written hold

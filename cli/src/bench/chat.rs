@@ -3,10 +3,9 @@
 //! each needs.
 
 use std::path::Path;
-use std::process::Command;
 use std::time::Instant;
 
-use anyhow::{Context, Result, bail};
+use anyhow::Result;
 use edgerag_core::generate::{GenerateOptions, LocalModel};
 use edgerag_core::llm::Message;
 use serde::{Deserialize, Serialize};
@@ -105,7 +104,7 @@ pub(super) fn measure(
     bar.finish_and_clear();
     let native = ChatSpeed::of(load_seconds, &prompt, &full, peak_memory());
     let (wasm, wasm_skipped) = match wasm_pkg {
-        None => (None, Some("pass --wasm-pkg DIR (make bench does)".to_owned())),
+        None => (None, Some(super::WASM_SKIPPED.to_owned())),
         Some(pkg) => {
             let bar = output::progress(1, "chat model (wasm)", quiet);
             let timed = wasm_run(pkg, &path, &content, generate)?;
@@ -144,30 +143,11 @@ fn prompt_of(model: &LocalModel, tokens: usize) -> Result<String> {
 
 /// Times the wasm chat model under Node (see `wasm-chat.mjs`).
 fn wasm_run(pkg: &Path, model: &Path, content: &str, generate: u32) -> Result<WasmRun> {
-    if !pkg.join("edgerag_wasm.js").is_file() {
-        bail!("{}: no edgerag_wasm.js (make the Node bindings with `make bench`)", pkg.display());
-    }
-    let dir = tempfile::tempdir()?;
-    let script = dir.path().join("wasm-chat.mjs");
-    std::fs::write(&script, include_str!("wasm-chat.mjs"))?;
-    let input = dir.path().join("input.json");
-    let absolute = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_owned());
-    let value = serde_json::json!({
-        "pkg": absolute(pkg), "model": absolute(model), "content": content, "generate": generate,
+    let input = serde_json::json!({
+        "model": super::absolute(model), "content": content, "generate": generate,
     });
-    std::fs::write(&input, serde_json::to_vec(&value)?)?;
-    let out = Command::new("node")
-        .arg(&script)
-        .arg(&input)
-        .output()
-        .context("running node (needed for the wasm measurement)")?;
-    if !out.status.success() {
-        bail!(
-            "the wasm chat model failed under node: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        );
-    }
-    serde_json::from_slice(&out.stdout).context("reading the wasm timings")
+    let script = ("wasm-chat.mjs", include_str!("wasm-chat.mjs"));
+    super::run_node(pkg, script, input, "the wasm chat model")
 }
 
 /// The process's peak resident memory (Linux; 0 elsewhere).

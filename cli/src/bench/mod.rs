@@ -246,7 +246,7 @@ fn embedding(args: &Args, bundle: Option<&Bundle>) -> Result<EmbeddingReport> {
         native.push(throughput(batch, texts.len(), start.elapsed().as_secs_f64()));
     }
     let (wasm, wasm_skipped) = match &args.wasm_pkg {
-        None => (None, Some("pass --wasm-pkg DIR (make bench does)".to_owned())),
+        None => (None, Some(WASM_SKIPPED.to_owned())),
         Some(pkg) => {
             let timed = wasm_embedding(pkg, &files.dir, &texts, &batches)?;
             let rows = timed.iter().map(|t| throughput(t.batch, texts.len(), t.seconds)).collect();
@@ -281,30 +281,47 @@ fn wasm_embedding(
     texts: &[String],
     batches: &[usize],
 ) -> Result<Vec<Timed>> {
+    let input = serde_json::json!({
+        "model": absolute(model), "texts": texts, "batches": batches,
+    });
+    run_node(pkg, ("wasm-embed.mjs", include_str!("wasm-embed.mjs")), input, "the wasm embedder")
+}
+
+/// Why a wasm measurement was skipped.
+const WASM_SKIPPED: &str = "pass --wasm-pkg DIR (make bench does)";
+
+/// Runs one of the benchmark's Node scripts (`(file name, source)`) on the wasm module `pkg`
+/// with `input` (plus `pkg`) as its JSON input file, and reads the JSON it prints; `what` is
+/// measured, for errors.
+fn run_node<T: serde::de::DeserializeOwned>(
+    pkg: &Path,
+    (name, source): (&str, &str),
+    mut input: serde_json::Value,
+    what: &str,
+) -> Result<T> {
     if !pkg.join("edgerag_wasm.js").is_file() {
         bail!("{}: no edgerag_wasm.js (make the Node bindings with `make bench`)", pkg.display());
     }
+    input["pkg"] = serde_json::json!(absolute(pkg));
     let dir = tempfile::tempdir()?;
-    let script = dir.path().join("wasm-embed.mjs");
-    std::fs::write(&script, include_str!("wasm-embed.mjs"))?;
-    let input = dir.path().join("input.json");
-    let absolute = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_owned());
-    let value = serde_json::json!({
-        "pkg": absolute(pkg), "model": absolute(model), "texts": texts, "batches": batches,
-    });
-    std::fs::write(&input, serde_json::to_vec(&value)?)?;
+    let script = dir.path().join(name);
+    std::fs::write(&script, source)?;
+    let input_file = dir.path().join("input.json");
+    std::fs::write(&input_file, serde_json::to_vec(&input)?)?;
     let out = Command::new("node")
         .arg(&script)
-        .arg(&input)
+        .arg(&input_file)
         .output()
         .context("running node (needed for the wasm measurement)")?;
     if !out.status.success() {
-        bail!(
-            "the wasm embedder failed under node: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        );
+        bail!("{what} failed under node: {}", String::from_utf8_lossy(&out.stderr).trim());
     }
     serde_json::from_slice(&out.stdout).context("reading the wasm timings")
+}
+
+/// `path` made absolute (the Node scripts run in a temporary directory).
+fn absolute(path: &Path) -> PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_owned())
 }
 
 /// HNSW recall@10 on the bundle's real vectors: an index over all but `queries` of them

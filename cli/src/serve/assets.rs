@@ -327,8 +327,9 @@ pub(crate) struct ChatModelInfo {
     pub(crate) name: String,
     /// `chat-models/<file name>`, relative to the site root.
     url: String,
-    bytes: u64,
-    sha256: String,
+    /// Its size and hash.
+    #[serde(flatten)]
+    file: FileInfo,
 }
 
 impl ServedChatModel {
@@ -342,8 +343,7 @@ impl ServedChatModel {
         let info = ChatModelInfo {
             name: name.to_owned(),
             url: format!("chat-models/{}", encode_segment(&file_name)),
-            bytes: asset.len,
-            sha256: asset.sha256.clone(),
+            file: FileInfo::of(&asset),
         };
         Ok(Self { asset, file_name, info })
     }

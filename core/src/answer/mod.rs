@@ -87,6 +87,19 @@ impl Default for AskOptions {
     }
 }
 
+impl AskOptions {
+    /// The defaults for answers written by a small model running in the process: sources'
+    /// budget [`LOCAL_CONTEXT_TOKENS`], uncited sentences attributed, no stricter retry.
+    pub fn local() -> Self {
+        Self {
+            context_tokens: LOCAL_CONTEXT_TOKENS,
+            attribute: true,
+            retry: false,
+            ..Self::default()
+        }
+    }
+}
+
 /// How an answer was made.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]

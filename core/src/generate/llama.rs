@@ -20,6 +20,8 @@ use candle_nn::kv_cache::KvCache;
 use candle_nn::ops::{rms_norm, softmax_last_dim};
 use candle_nn::rotary_emb::rope_i;
 
+use super::PROMPT_SLICE;
+
 /// Positions the KV cache grows by.
 const CACHE_STEP: usize = 512;
 
@@ -67,8 +69,7 @@ struct Matrix {
 }
 
 impl Matrix {
-    fn new(stored: QTensor) -> Result<Self> {
-        let stored = Arc::new(stored);
+    fn new(stored: Arc<QTensor>) -> Result<Self> {
         Ok(Self { quantized: QMatMul::from_arc(Arc::clone(&stored))?, stored })
     }
 
@@ -161,10 +162,7 @@ impl Llama {
         let output = if content.tensor_infos.contains_key("output.weight") {
             file.matrix("output.weight")?
         } else {
-            Matrix {
-                quantized: QMatMul::from_arc(Arc::clone(&embedding))?,
-                stored: embedding.clone(),
-            }
+            Matrix::new(Arc::clone(&embedding))?
         };
         let norm = file.vector("output_norm.weight")?;
         let pairs = shape.head_dim / 2;
@@ -175,11 +173,17 @@ impl Llama {
         Ok(Self { embedding, layers, norm, output, shape, frequencies })
     }
 
-    /// Forgets every position (the next [`Llama::forward`] starts at 0).
-    pub(crate) fn clear(&mut self) {
+    /// Runs `tokens` from position 0, [`PROMPT_SLICE`] at a time, and returns the logits of
+    /// the token after them; the cache then holds them.
+    pub(crate) fn prefill(&mut self, tokens: &[u32]) -> Result<Tensor> {
         for layer in &mut self.layers {
             layer.cache.reset();
         }
+        let mut logits = None;
+        for slice in tokens.chunks(PROMPT_SLICE) {
+            logits = Some(self.forward(slice)?);
+        }
+        logits.ok_or_else(|| candle_core::Error::Msg("no tokens to run".to_owned()))
     }
 
     /// Runs `tokens`, at positions following those already in the cache, and returns the
@@ -258,7 +262,7 @@ impl<R: Read + Seek> File<'_, R> {
     /// A matrix to multiply by, re-quantized as [`Weights`] says.
     fn matrix(&mut self, name: &str) -> Result<Matrix> {
         let stored = self.tensor(name)?;
-        Matrix::new(self.fast(stored)?)
+        Matrix::new(Arc::new(self.fast(stored)?))
     }
 
     /// `stored` as [`Weights`] says: re-quantized to `Q8_0` for [`Weights::Fast`] when candle

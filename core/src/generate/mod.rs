@@ -37,7 +37,6 @@ use std::cell::RefCell;
 use std::io::{Cursor, Read, Seek};
 
 use candle_core::quantized::gguf_file::Content;
-use candle_core::{Device, Tensor};
 use candle_transformers::generation::{LogitsProcessor, Sampling};
 use candle_transformers::utils::apply_repeat_penalty;
 
@@ -277,13 +276,8 @@ impl LocalModel {
                 self.context
             )));
         }
-        let mut weights = self.weights()?;
-        weights.clear();
-        let mut logits = None;
-        for slice in tokens.chunks(PROMPT_SLICE) {
-            logits = Some(weights.forward(slice).map_err(generation_error)?);
-        }
-        logits.map_or(Ok(Vec::new()), |l| l.to_vec1().map_err(generation_error))
+        let logits = self.weights()?.prefill(tokens).map_err(generation_error)?;
+        logits.to_vec1().map_err(generation_error)
     }
 
     /// The prompt the chat template makes of `messages`.
@@ -332,9 +326,8 @@ impl LocalModel {
             )));
         }
         let budget = (options.max_tokens as usize).min(self.context - prompt.len());
-        let mut logits =
-            Tensor::new(self.logits(&prompt)?, &Device::Cpu).map_err(generation_error)?;
         let mut weights = self.weights()?;
+        let mut logits = weights.prefill(&prompt).map_err(generation_error)?;
 
         let temperature = f64::from(options.temperature);
         let sampling = match options.top_p {
