@@ -12,7 +12,7 @@ fn scifact() -> Option<PathBuf> {
 
 /// A BEIR directory with the first `n` SciFact documents and the training queries whose
 /// relevant documents are all among them (real data, small enough for a debug build).
-fn scifact_slice(target: &Path, n: usize) -> Option<usize> {
+pub(crate) fn scifact_slice(target: &Path, n: usize) -> Option<usize> {
     use std::io::{BufRead, BufReader};
     let source = scifact()?;
     let gz = std::fs::File::open(source.join("corpus.jsonl.gz")).unwrap();

@@ -104,7 +104,7 @@ pub(super) fn measure(
     bar.finish_and_clear();
     let native = ChatSpeed::of(load_seconds, &prompt, &full, peak_memory());
     let (wasm, wasm_skipped) = match wasm_pkg {
-        None => (None, Some(super::WASM_SKIPPED.to_owned())),
+        None => (None, Some(super::script::WASM_SKIPPED.to_owned())),
         Some(pkg) => {
             let bar = output::progress(1, "chat model (wasm)", quiet);
             let timed = wasm_run(pkg, &path, &content, generate)?;
@@ -144,10 +144,10 @@ fn prompt_of(model: &LocalModel, tokens: usize) -> Result<String> {
 /// Times the wasm chat model under Node (see `wasm-chat.mjs`).
 fn wasm_run(pkg: &Path, model: &Path, content: &str, generate: u32) -> Result<WasmRun> {
     let input = serde_json::json!({
-        "model": super::absolute(model), "content": content, "generate": generate,
+        "model": super::script::absolute(model), "content": content, "generate": generate,
     });
     let script = ("wasm-chat.mjs", include_str!("wasm-chat.mjs"));
-    super::run_node(pkg, script, input, "the wasm chat model")
+    super::script::run_wasm(pkg, script, input, "the wasm chat model")
 }
 
 /// The process's peak resident memory (Linux; 0 elsewhere).
@@ -160,26 +160,33 @@ fn peak_memory() -> u64 {
         .map_or(0, |kb| kb * 1024)
 }
 
-/// Prints the report's lines.
-pub(super) fn print(report: &ChatReport) {
-    output::line(&format!(
-        "\nlocal generation  {}: a {}-token prompt",
-        report.model, report.prompt_tokens
-    ));
+/// The section of the Markdown report.
+pub(super) fn markdown(report: &ChatReport) -> String {
+    use super::report::{bytes, table};
     let row = |name: &str, s: &ChatSpeed| {
-        output::line(&format!(
-            "  {name:<7} prompt {:>7.1} tokens/s  generation {:>6.1} tokens/s ({} tokens)  load {:.1} s  peak memory {:.0} MiB",
-            s.prompt_tokens_per_second,
-            s.generation_tokens_per_second,
-            s.generated_tokens,
-            s.load_seconds,
-            s.peak_memory_bytes as f64 / f64::from(1 << 20)
-        ));
+        vec![
+            name.to_owned(),
+            format!("{:.1} tokens/s", s.prompt_tokens_per_second),
+            format!(
+                "{:.1} tokens/s ({} tokens)",
+                s.generation_tokens_per_second, s.generated_tokens
+            ),
+            format!("{:.1} s", s.load_seconds),
+            bytes(s.peak_memory_bytes as f64),
+        ]
     };
-    row("native", &report.native);
-    match (&report.wasm, &report.wasm_skipped) {
-        (Some(wasm), _) => row("wasm", wasm),
-        (None, Some(why)) => output::line(&format!("  wasm    skipped: {why}")),
-        (None, None) => {}
+    let mut rows = vec![row("native", &report.native)];
+    if let Some(wasm) = &report.wasm {
+        rows.push(row("wasm32 + simd128 under Node (1 thread)", wasm));
     }
+    let mut out = format!(
+        "## Local generation ({})\n\nA {}-token prompt, greedy; memory is the process's peak \
+         resident set (natively measured before anything else ran).\n\n",
+        report.model, report.prompt_tokens
+    );
+    out.push_str(&table(&["platform", "prompt", "generation", "load", "peak memory"], &rows));
+    if let Some(why) = &report.wasm_skipped {
+        out.push_str(&format!("\nwasm not measured: {why}.\n"));
+    }
+    out
 }

@@ -1,56 +1,94 @@
-//! `edgerag bench`: embedding throughput (native and wasm on the same texts), search latency
-//! per mode at synthetic corpus sizes, HNSW recall against exact search, and (with
-//! `--chat-model`) local generation speed, native and wasm.
+//! `edgerag bench`: edgerag measured side by side with what users would pick instead, in one
+//! run and on the same inputs, rendered as one JSON and one Markdown report.
 //!
-//! A benchmark, not a test: it measures and reports; nothing here passes or fails on a time.
+//! - embedding: native and wasm against onnxruntime-web and transformers.js ([`embedding`]);
+//! - BM25 on SciFact against bm25s and tantivy ([`retrieval`]);
+//! - HNSW against exact search on real vectors ([`recall`]);
+//! - synthetic corpora of 1k–100k chunks: build, bundle bytes, load time, latency natively and
+//!   in wasm ([`scale`]);
+//! - page load to first answer in Chromium ([`cold_start`]);
+//! - local generation, native and wasm ([`chat`]).
+//!
+//! The peers are scripts in the repository's `bench/` directory (`--peers`), run as
+//! subprocesses that print JSON ([`script`]). A benchmark, not a test: it measures and
+//! reports; nothing here passes or fails on a time.
 
 mod chat;
+mod cold_start;
+mod embedding;
+mod recall;
+mod report;
+mod retrieval;
+mod scale;
+mod script;
 mod synthetic;
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
-use edgerag_core::bundle::Embed;
+use edgerag_core::Bundle;
 use edgerag_core::index::Scored;
-use edgerag_core::index::dense::{DenseIndex, DenseParams};
-use edgerag_core::load::from_text;
-use edgerag_core::{BuildOptions, Bundle, BundleBuilder, Mode, SearchOptions, Searcher};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::embedding::ModelArgs;
-use crate::{build, files, output};
+use crate::{files, output};
 
 /// Seed of the synthetic corpora and of every HNSW build here.
 const SEED: u64 = 20_261_122;
-/// The HNSW beam widths whose recall is reported for real vectors.
-const EF_SEARCH: [usize; 4] = [32, 64, 128, 256];
 
 /// Arguments of `edgerag bench`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
     /// Synthetic corpus sizes, in chunks, for the search benchmark.
-    #[arg(long, value_delimiter = ',', default_value = "10000,100000")]
+    #[arg(long, value_delimiter = ',', default_value = "1000,10000,100000")]
     sizes: Vec<usize>,
     /// Queries timed per mode and size (and HNSW recall queries).
     #[arg(long, default_value_t = 200)]
     queries: usize,
-    /// A bundle with vectors: its chunk texts are the embedding inputs, and HNSW recall is
-    /// also measured on its real vectors [default inputs: synthetic texts].
+    /// A bundle with vectors: HNSW recall is measured on its real vectors, and it is the
+    /// bundle of the cold-start benchmark.
     #[arg(long, value_name = "FILE")]
     bundle: Option<PathBuf>,
+    /// SciFact in the BEIR layout (corpus.jsonl.gz, queries.jsonl, qrels/train.tsv): BM25
+    /// against the peers, and its chunks are the embedding inputs [default inputs: the
+    /// chunks of --bundle, else synthetic texts].
+    #[arg(long, value_name = "DIR")]
+    scifact: Option<PathBuf>,
+    /// A bundle of SciFact saved by `edgerag eval beir --save-bundle` (with vectors: HNSW
+    /// recall is also measured on them) instead of building one without vectors.
+    #[arg(long, value_name = "FILE", requires = "scifact")]
+    scifact_bundle: Option<PathBuf>,
+    /// The repository's `bench/` directory, set up by `scripts/setup.sh bench`: also run the
+    /// peers (onnxruntime-web, transformers.js, bm25s, tantivy) and, with --site, the cold
+    /// start in Chromium.
+    #[arg(long, value_name = "DIR")]
+    peers: Option<PathBuf>,
+    /// The Python packages of the peers [default: $EDGERAG_CACHE/bench/python].
+    #[arg(long, value_name = "DIR")]
+    peers_python: Option<PathBuf>,
+    /// The ONNX all-MiniLM-L6-v2 of the embedding peers [default:
+    /// $EDGERAG_CACHE/bench/all-MiniLM-L6-v2].
+    #[arg(long, value_name = "DIR")]
+    peers_model: Option<PathBuf>,
+    /// The built demo site (www/dist): time page load to first answer in Chromium, with the
+    /// model uncached and cached (needs --peers, --bundle and --question).
+    #[arg(long, value_name = "DIR")]
+    site: Option<PathBuf>,
+    /// The question of the cold-start benchmark (one the bundle answers).
+    #[arg(long)]
+    question: Option<String>,
     /// Texts embedded per measurement.
     #[arg(long, default_value_t = 64)]
     texts: usize,
     /// Batch size of the batched embedding measurement (the other is 1).
     #[arg(long, default_value_t = 32)]
     batch: usize,
-    /// wasm-bindgen output for Node (`make bench` makes it): also time the wasm embedder, with
-    /// `node`, on the same texts.
+    /// wasm-bindgen output for Node (`make bench` makes it): also time the wasm module, with
+    /// `node`: embedding, loading bundles, search, local generation.
     #[arg(long, value_name = "DIR")]
     wasm_pkg: Option<PathBuf>,
-    /// Skip the embedding benchmark (no model needed).
+    /// Skip the embedding benchmark.
     #[arg(long)]
     skip_embedding: bool,
     /// Skip the synthetic search benchmark.
@@ -66,106 +104,55 @@ pub(crate) struct Args {
     /// Most tokens generated in the chat model benchmark.
     #[arg(long, default_value_t = 128)]
     generate_tokens: u32,
+    /// Write the report into DIR as benchmarks.json and BENCHMARKS.md (replacing them only
+    /// once the run has finished).
+    #[arg(long, value_name = "DIR")]
+    report: Option<PathBuf>,
     #[command(flatten)]
     model: ModelArgs,
-    /// Print JSON instead of text (and no progress bars).
+    /// Print JSON instead of the Markdown report (and no progress bars).
     #[arg(long)]
     json: bool,
 }
 
+/// Everything one run measured.
 #[derive(Debug, Serialize)]
 struct Report {
     edgerag: &'static str,
-    machine: Machine,
+    machine: report::Machine,
+    /// The command line of the run.
+    command: String,
     #[serde(skip_serializing_if = "Option::is_none")]
-    embedding: Option<EmbeddingReport>,
+    embedding: Option<embedding::EmbeddingReport>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    real_vectors: Option<RecallReport>,
-    search: Vec<ScaleReport>,
+    retrieval: Option<retrieval::RetrievalReport>,
+    /// HNSW against exact search on each bundle with real vectors.
+    real_vectors: Vec<recall::RecallReport>,
+    search: Vec<scale::ScaleReport>,
+    /// Bytes per chunk of the real bundles (the synthetic ones' are in `search`).
+    bundles: Vec<NamedBytes>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cold_start: Option<cold_start::ColdStartReport>,
     #[serde(skip_serializing_if = "Option::is_none")]
     generation: Option<chat::ChatReport>,
 }
 
+/// A bundle's bytes per chunk, named.
 #[derive(Debug, Serialize)]
-struct Machine {
-    os: &'static str,
-    arch: &'static str,
-    cpus: usize,
+struct NamedBytes {
+    name: String,
+    #[serde(flatten)]
+    bytes: scale::BundleBytes,
 }
 
-#[derive(Debug, Serialize)]
-struct EmbeddingReport {
-    model: String,
-    /// Where the texts came from.
-    inputs: String,
-    texts: usize,
-    mean_characters: f64,
-    native: Vec<Throughput>,
-    wasm: Option<Vec<Throughput>>,
-    /// Why wasm was not measured.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    wasm_skipped: Option<String>,
-}
-
-#[derive(Debug, Serialize)]
-struct Throughput {
-    batch: usize,
-    sentences_per_second: f64,
-    ms_per_sentence: f64,
-}
-
-/// What the wasm timing script prints per batch size.
-#[derive(Debug, Deserialize)]
-struct Timed {
-    batch: usize,
-    seconds: f64,
-}
-
-#[derive(Debug, Serialize)]
-struct RecallReport {
-    bundle: String,
-    /// Vectors indexed (the rest of the bundle's vectors are the queries).
-    vectors: usize,
-    queries: usize,
-    build_seconds: f64,
-    exact_p50_ms: f64,
-    hnsw: Vec<RecallAt>,
-}
-
-#[derive(Debug, Serialize)]
-struct RecallAt {
-    ef_search: usize,
-    recall_at_10: f64,
-    p50_ms: f64,
-}
-
-#[derive(Debug, Serialize)]
-struct ScaleReport {
-    chunks: usize,
-    build_seconds: f64,
-    /// Seconds per build step, in order.
-    build_steps: Vec<Step>,
-    bundle_bytes: usize,
-    load_ms: f64,
-    /// Whether dense search used the HNSW graph (else exact search).
-    hnsw: bool,
-    /// Share of the exact top 10 that dense search found (1 for exact search).
-    dense_recall_at_10: f64,
-    modes: Vec<Latency>,
-}
-
-#[derive(Debug, Serialize)]
-struct Step {
-    step: &'static str,
-    seconds: f64,
-}
-
-#[derive(Debug, Serialize)]
-struct Latency {
-    mode: Mode,
-    p50_ms: f64,
-    p99_ms: f64,
-    queries_per_second: f64,
+/// Where the peers are, when they are run.
+struct Peers {
+    /// The `bench/` directory (scripts and their npm packages).
+    dir: PathBuf,
+    /// The Python packages (`PYTHONPATH`).
+    python: PathBuf,
+    /// The ONNX model directory (transformers.js layout).
+    model: PathBuf,
 }
 
 /// `edgerag bench`.
@@ -173,6 +160,16 @@ pub(crate) fn run(args: Args) -> Result<()> {
     if args.texts == 0 || args.batch == 0 || args.queries == 0 {
         bail!("--texts, --batch and --queries must be at least 1");
     }
+    if args.site.is_some()
+        && (args.peers.is_none() || args.bundle.is_none() || args.question.is_none())
+    {
+        bail!(
+            "--site needs --peers (the cold-start script), --bundle (what the page loads) and \
+             --question (what it is asked)"
+        );
+    }
+    let machine = report::Machine::now();
+    let peers = peers(&args)?;
     // First, so that the peak memory measured is the chat model's.
     let generation = match &args.chat_model {
         Some(path) => {
@@ -189,178 +186,116 @@ pub(crate) fn run(args: Args) -> Result<()> {
         ),
         None => None,
     };
-    let embedding =
-        if args.skip_embedding { None } else { Some(embedding(&args, bundle.as_ref())?) };
-    let real_vectors = match (&args.bundle, &bundle) {
-        (Some(path), Some(bundle)) if bundle.dense.is_some() => {
-            Some(real_recall(&path.display().to_string(), bundle, args.queries, args.json)?)
+    let scifact = match &args.scifact {
+        Some(dir) => {
+            Some(retrieval::SciFact::load(dir, args.scifact_bundle.as_deref(), args.json)?)
         }
-        _ => None,
+        None => None,
     };
+    let retrieval = match &scifact {
+        Some(scifact) => Some(retrieval::measure(scifact, peers.as_ref(), args.json)?),
+        None => None,
+    };
+    let embedding = if args.skip_embedding {
+        None
+    } else {
+        let inputs = embedding::inputs(&args, scifact.as_ref(), bundle.as_ref());
+        Some(embedding::measure(&args, inputs, peers.as_ref())?)
+    };
+    let mut named: Vec<(String, &Bundle, Option<usize>)> = Vec::new();
+    if let Some(scifact) = &scifact {
+        named.push(("SciFact".to_owned(), &scifact.bundle, Some(scifact.text_bytes())));
+    }
+    if let (Some(path), Some(bundle)) = (&args.bundle, &bundle) {
+        let name = path
+            .file_name()
+            .map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
+        named.push((name, bundle, None));
+    }
+    let mut real_vectors = Vec::new();
+    let mut bundles = Vec::new();
+    for (name, bundle, text) in named {
+        if bundle.dense.is_some() {
+            real_vectors.push(recall::measure(&name, bundle, args.queries, args.json)?);
+        }
+        let bytes = scale::BundleBytes::of(bundle, bundle.to_bytes()?.len(), text);
+        bundles.push(NamedBytes { name, bytes });
+    }
     let search = if args.skip_search {
         Vec::new()
     } else {
+        let model = crate::models::resolve(args.model.model.as_deref(), args.json)?;
         args.sizes
             .iter()
-            .map(|&size| scale(size, args.queries, args.json))
+            .map(|&size| scale::measure(size, args.queries, &model, &args))
             .collect::<Result<_>>()?
+    };
+    let cold_start = match (&args.site, &peers, &args.bundle, &args.question) {
+        (Some(site), Some(peers), Some(bundle), Some(question)) => {
+            Some(cold_start::measure(peers, site, bundle, question, args.json)?)
+        }
+        _ => None,
     };
     let report = Report {
         edgerag: env!("CARGO_PKG_VERSION"),
-        machine: Machine {
-            os: std::env::consts::OS,
-            arch: std::env::consts::ARCH,
-            cpus: std::thread::available_parallelism().map_or(1, usize::from),
-        },
+        machine,
+        command: command_line(),
         embedding,
+        retrieval,
         real_vectors,
         search,
+        bundles,
+        cold_start,
         generation,
     };
-    if args.json { output::json(&report) } else { print(&report) }
+    let markdown = report::markdown(&report);
+    if let Some(dir) = &args.report {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        let json = serde_json::to_vec_pretty(&report)?;
+        files::write_atomic(&dir.join("benchmarks.json"), &json)?;
+        files::write_atomic(&dir.join("BENCHMARKS.md"), markdown.as_bytes())?;
+    }
+    if args.json {
+        output::json(&report)
+    } else {
+        output::line(&markdown);
+        Ok(())
+    }
 }
 
-fn embedding(args: &Args, bundle: Option<&Bundle>) -> Result<EmbeddingReport> {
-    let (inputs, texts): (String, Vec<String>) = match bundle {
-        Some(bundle) => {
-            let path = args.bundle.as_deref().unwrap_or(Path::new("bundle"));
-            let texts = bundle.chunks.iter().take(args.texts).map(|c| c.text.clone()).collect();
-            (format!("chunks of {}", path.display()), texts)
-        }
-        None => ("synthetic texts".to_owned(), synthetic::corpus(args.texts, 0, SEED).texts),
+/// The peers' locations, checked, when `--peers` is given.
+fn peers(args: &Args) -> Result<Option<Peers>> {
+    let Some(dir) = &args.peers else { return Ok(None) };
+    let bench = crate::models::cache_dir()?.join("bench");
+    let peers = Peers {
+        dir: script::absolute(dir),
+        python: script::absolute(
+            &args.peers_python.clone().unwrap_or_else(|| bench.join("python")),
+        ),
+        model: script::absolute(
+            &args.peers_model.clone().unwrap_or_else(|| bench.join("all-MiniLM-L6-v2")),
+        ),
     };
-    let files = crate::models::resolve(args.model.model.as_deref(), args.json)?;
-    let embedder = files.load()?;
-    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-    let batches = [1, args.batch.min(texts.len()).max(1)];
-    let mut native = Vec::new();
-    for &batch in &batches {
-        let bar = output::progress(texts.len() as u64, &format!("native ×{batch}"), args.json);
-        embedder.embed_documents(&refs[..batch])?;
-        let start = Instant::now();
-        for group in refs.chunks(batch) {
-            embedder.embed_documents(group)?;
-            bar.inc(group.len() as u64);
-        }
-        bar.finish_and_clear();
-        native.push(throughput(batch, texts.len(), start.elapsed().as_secs_f64()));
+    let setup = "run `scripts/setup.sh bench` (make bench does)";
+    if !peers.dir.join("node_modules").is_dir() {
+        bail!("{}: no node_modules: {setup}", peers.dir.display());
     }
-    let (wasm, wasm_skipped) = match &args.wasm_pkg {
-        None => (None, Some(WASM_SKIPPED.to_owned())),
-        Some(pkg) => {
-            let timed = wasm_embedding(pkg, &files.dir, &texts, &batches)?;
-            let rows = timed.iter().map(|t| throughput(t.batch, texts.len(), t.seconds)).collect();
-            (Some(rows), None)
+    if !peers.python.is_dir() || !peers.model.join("onnx").is_dir() {
+        bail!("{} or {}: missing: {setup}", peers.python.display(), peers.model.display());
+    }
+    Ok(Some(peers))
+}
+
+/// This process's command line, arguments with spaces or quotes single-quoted for a shell.
+fn command_line() -> String {
+    let quote = |arg: String| {
+        if arg.is_empty() || arg.contains(|c: char| c.is_whitespace() || "'\"$`\\".contains(c)) {
+            format!("'{}'", arg.replace('\'', "'\\''"))
+        } else {
+            arg
         }
     };
-    let characters: usize = texts.iter().map(|t| t.chars().count()).sum();
-    Ok(EmbeddingReport {
-        model: embedder.spec().model,
-        inputs,
-        texts: texts.len(),
-        mean_characters: characters as f64 / texts.len().max(1) as f64,
-        native,
-        wasm,
-        wasm_skipped,
-    })
-}
-
-fn throughput(batch: usize, texts: usize, seconds: f64) -> Throughput {
-    let seconds = seconds.max(f64::EPSILON);
-    Throughput {
-        batch,
-        sentences_per_second: texts as f64 / seconds,
-        ms_per_sentence: seconds * 1e3 / texts as f64,
-    }
-}
-
-/// Times the wasm embedder under Node on `texts` (see `wasm-embed.mjs`).
-fn wasm_embedding(
-    pkg: &Path,
-    model: &Path,
-    texts: &[String],
-    batches: &[usize],
-) -> Result<Vec<Timed>> {
-    let input = serde_json::json!({
-        "model": absolute(model), "texts": texts, "batches": batches,
-    });
-    run_node(pkg, ("wasm-embed.mjs", include_str!("wasm-embed.mjs")), input, "the wasm embedder")
-}
-
-/// Why a wasm measurement was skipped.
-const WASM_SKIPPED: &str = "pass --wasm-pkg DIR (make bench does)";
-
-/// Runs one of the benchmark's Node scripts (`(file name, source)`) on the wasm module `pkg`
-/// with `input` (plus `pkg`) as its JSON input file, and reads the JSON it prints; `what` is
-/// measured, for errors.
-fn run_node<T: serde::de::DeserializeOwned>(
-    pkg: &Path,
-    (name, source): (&str, &str),
-    mut input: serde_json::Value,
-    what: &str,
-) -> Result<T> {
-    if !pkg.join("edgerag_wasm.js").is_file() {
-        bail!("{}: no edgerag_wasm.js (make the Node bindings with `make bench`)", pkg.display());
-    }
-    input["pkg"] = serde_json::json!(absolute(pkg));
-    let dir = tempfile::tempdir()?;
-    let script = dir.path().join(name);
-    std::fs::write(&script, source)?;
-    let input_file = dir.path().join("input.json");
-    std::fs::write(&input_file, serde_json::to_vec(&input)?)?;
-    let out = Command::new("node")
-        .arg(&script)
-        .arg(&input_file)
-        .output()
-        .context("running node (needed for the wasm measurement)")?;
-    if !out.status.success() {
-        bail!("{what} failed under node: {}", String::from_utf8_lossy(&out.stderr).trim());
-    }
-    serde_json::from_slice(&out.stdout).context("reading the wasm timings")
-}
-
-/// `path` made absolute (the Node scripts run in a temporary directory).
-fn absolute(path: &Path) -> PathBuf {
-    std::path::absolute(path).unwrap_or_else(|_| path.to_owned())
-}
-
-/// HNSW recall@10 on the bundle's real vectors: an index over all but `queries` of them
-/// (forced to HNSW whatever its size), queried with the held-out ones.
-fn real_recall(name: &str, bundle: &Bundle, queries: usize, quiet: bool) -> Result<RecallReport> {
-    let Some(dense) = &bundle.dense else { bail!("{name}: the bundle has no vectors") };
-    let dim = dense.dimension();
-    let all: Vec<f32> = (0..dense.len() as u32).filter_map(|c| dense.vector(c)).flatten().collect();
-    let held_out = queries.min(dense.len() / 10);
-    if held_out == 0 {
-        bail!("{name}: too few vectors ({}) to measure recall", dense.len());
-    }
-    let (indexed, query_rows) = all.split_at(all.len() - held_out * dim);
-    let bar = output::progress(1, "HNSW build", quiet);
-    let start = Instant::now();
-    let params = DenseParams { exact_below: 0, ..dense.params() };
-    let mut index = DenseIndex::build(indexed, dim, params, SEED)?;
-    let build_seconds = start.elapsed().as_secs_f64();
-    bar.finish_and_clear();
-    let queries: Vec<&[f32]> = query_rows.chunks_exact(dim).collect();
-    let (exact, exact_ms) = timed_searches(&queries, |q| index.search_exact(q, 10, |_| true))?;
-    let mut hnsw = Vec::new();
-    for ef_search in EF_SEARCH {
-        index.set_ef_search(ef_search);
-        let (found, ms) = timed_searches(&queries, |q| index.search(q, 10, |_| true))?;
-        hnsw.push(RecallAt {
-            ef_search,
-            recall_at_10: recall(&found, &exact),
-            p50_ms: percentile(&ms, 0.5),
-        });
-    }
-    Ok(RecallReport {
-        bundle: name.to_owned(),
-        vectors: index.len(),
-        queries: queries.len(),
-        build_seconds,
-        exact_p50_ms: percentile(&exact_ms, 0.5),
-        hnsw,
-    })
+    std::env::args().map(quote).collect::<Vec<_>>().join(" ")
 }
 
 /// Runs `search` per query: the results and each query's milliseconds.
@@ -387,136 +322,29 @@ fn recall(approx: &[Vec<Scored>], exact: &[Vec<Scored>]) -> f64 {
     shares.sum::<f64>() / exact.len().max(1) as f64
 }
 
+/// Latency percentiles and throughput of per-query milliseconds.
+#[derive(Debug, Clone, Copy, Serialize)]
+struct Latency {
+    p50_ms: f64,
+    p99_ms: f64,
+    queries_per_second: f64,
+}
+
+impl Latency {
+    fn of(ms: &[f64]) -> Self {
+        let total: f64 = ms.iter().sum();
+        Self {
+            p50_ms: percentile(ms, 0.5),
+            p99_ms: percentile(ms, 0.99),
+            queries_per_second: ms.len() as f64 * 1e3 / total.max(f64::EPSILON),
+        }
+    }
+}
+
 /// The `p` quantile (nearest rank) of `values`.
 fn percentile(values: &[f64], p: f64) -> f64 {
     let mut sorted = values.to_vec();
     sorted.sort_by(f64::total_cmp);
     let rank = ((p * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len().max(1));
     sorted.get(rank - 1).copied().unwrap_or(0.0)
-}
-
-/// Builds a synthetic bundle of `size` chunks and times every mode on it.
-fn scale(size: usize, queries: usize, quiet: bool) -> Result<ScaleReport> {
-    let corpus = synthetic::corpus(size, queries, SEED);
-    let options = BuildOptions { corpus: format!("synthetic-{size}"), ..BuildOptions::default() };
-    let mut builder = BundleBuilder::new(options)?;
-    builder.embed_with(Box::new(synthetic::HashEmbedder::new(SEED)));
-    let bar = output::progress(size as u64, &format!("{size} chunks"), quiet);
-    for (i, text) in corpus.texts.iter().enumerate() {
-        builder.add(from_text(&format!("synthetic/{i}"), "", text)?);
-        bar.inc(1);
-    }
-    bar.finish_and_clear();
-    let start = Instant::now();
-    let (bundle, steps) = build::finish_timed(builder, quiet)?;
-    let build_seconds = start.elapsed().as_secs_f64();
-    let bytes = bundle.to_bytes()?;
-    let start = Instant::now();
-    let searcher = Searcher::from_bytes(&bytes)?;
-    let load_ms = start.elapsed().as_secs_f64() * 1e3;
-    let embedder = synthetic::HashEmbedder::new(SEED);
-    let vectors: Vec<Vec<f32>> = corpus
-        .queries
-        .iter()
-        .map(|q| embedder.embed_query(q))
-        .collect::<edgerag_core::Result<_>>()?;
-    let searcher = searcher.with_embedder(Box::new(embedder))?;
-    let dense = searcher.bundle().dense.as_ref().context("the synthetic bundle has no vectors")?;
-    let rows: Vec<&[f32]> = vectors.iter().map(Vec::as_slice).collect();
-    let (found, _) = timed_searches(&rows, |q| dense.search(q, 10, |_| true))?;
-    let (exact, _) = timed_searches(&rows, |q| dense.search_exact(q, 10, |_| true))?;
-    let mut modes = Vec::new();
-    for mode in [Mode::Bm25, Mode::Dense, Mode::Graph, Mode::Hybrid] {
-        let options = SearchOptions { mode, k: 10, ..SearchOptions::default() };
-        let bar = output::progress(queries as u64, &format!("{size} {mode}"), quiet);
-        let mut ms = Vec::with_capacity(queries);
-        for query in &corpus.queries {
-            let start = Instant::now();
-            searcher.search(query, &options)?;
-            ms.push(start.elapsed().as_secs_f64() * 1e3);
-            bar.inc(1);
-        }
-        bar.finish_and_clear();
-        let total: f64 = ms.iter().sum();
-        modes.push(Latency {
-            mode,
-            p50_ms: percentile(&ms, 0.5),
-            p99_ms: percentile(&ms, 0.99),
-            queries_per_second: ms.len() as f64 * 1e3 / total.max(f64::EPSILON),
-        });
-    }
-    Ok(ScaleReport {
-        chunks: searcher.bundle().chunks.len(),
-        build_seconds,
-        build_steps: steps.into_iter().map(|(step, seconds)| Step { step, seconds }).collect(),
-        bundle_bytes: bytes.len(),
-        load_ms,
-        hnsw: dense.has_graph(),
-        dense_recall_at_10: recall(&found, &exact),
-        modes,
-    })
-}
-
-fn print(report: &Report) -> Result<()> {
-    let m = &report.machine;
-    output::line(&format!("edgerag {} on {} {} ({} cpus)", report.edgerag, m.os, m.arch, m.cpus));
-    if let Some(e) = &report.embedding {
-        output::line(&format!(
-            "\nembedding  {}: {} texts ({}, {:.0} characters on average)",
-            e.model, e.texts, e.inputs, e.mean_characters
-        ));
-        let rows = |name: &str, rows: &[Throughput]| {
-            for t in rows {
-                output::line(&format!(
-                    "  {name:<7} batch {:>3}  {:>8.1} sentences/s  {:>8.2} ms/sentence",
-                    t.batch, t.sentences_per_second, t.ms_per_sentence
-                ));
-            }
-        };
-        rows("native", &e.native);
-        match (&e.wasm, &e.wasm_skipped) {
-            (Some(wasm), _) => rows("wasm", wasm),
-            (None, Some(why)) => output::line(&format!("  wasm    skipped: {why}")),
-            (None, None) => {}
-        }
-    }
-    if let Some(r) = &report.real_vectors {
-        output::line(&format!(
-            "\nHNSW on {} ({} vectors, {} held-out queries; build {:.1} s; exact {:.2} ms)",
-            r.bundle, r.vectors, r.queries, r.build_seconds, r.exact_p50_ms
-        ));
-        for h in &r.hnsw {
-            output::line(&format!(
-                "  ef_search {:>3}  recall@10 {:.3}  p50 {:.2} ms",
-                h.ef_search, h.recall_at_10, h.p50_ms
-            ));
-        }
-    }
-    for s in &report.search {
-        output::line(&format!(
-            "\n{} synthetic chunks: build {:.1} s, {} bytes, load {:.1} ms, dense {} (recall@10 {:.3})",
-            s.chunks,
-            s.build_seconds,
-            s.bundle_bytes,
-            s.load_ms,
-            if s.hnsw { "HNSW" } else { "exact" },
-            s.dense_recall_at_10
-        ));
-        let steps: Vec<String> =
-            s.build_steps.iter().map(|t| format!("{} {:.1} s", t.step, t.seconds)).collect();
-        output::line(&format!("  build steps: {}", steps.join(", ")));
-        for l in &s.modes {
-            output::line(&format!(
-                "  {:<7} p50 {:>7.2} ms  p99 {:>7.2} ms  {:>8.1} queries/s",
-                l.mode.as_str(),
-                l.p50_ms,
-                l.p99_ms,
-                l.queries_per_second
-            ));
-        }
-    }
-    if let Some(generation) = &report.generation {
-        chat::print(generation);
-    }
-    Ok(())
 }

@@ -3,12 +3,12 @@
 //! Texts are sentences of pseudo-words drawn from a Zipf distribution (as word frequencies in
 //! real text are), each chunk naming one two-word proper name, so keyword extraction, the
 //! graph and BM25 see realistic statistics. [`HashEmbedder`] gives every word a fixed random
-//! vector and a text the normalised, rarity-weighted sum of its words' vectors: chunks that
-//! share rare words are near each other, as with a real model, at no model cost.
+//! vector and a text the normalised, rarity-weighted sum of its words' vectors: stand-in chunk
+//! vectors of a model's dimension at no model cost.
 
 use std::collections::HashMap;
 
-use edgerag_core::bundle::{Embed, EmbeddingSpec, Pooling};
+use edgerag_core::bundle::{Embed, EmbeddingSpec};
 
 /// Seeded splitmix64: the same corpus on every run.
 pub(super) struct Rng(u64);
@@ -127,13 +127,15 @@ pub(super) fn corpus(size: usize, queries: usize, seed: u64) -> Corpus {
     Corpus { texts, queries }
 }
 
-/// Bag-of-words random-projection embedder over the synthetic vocabulary.
+/// Bag-of-words random-projection embedder over the synthetic vocabulary, standing in for the
+/// model whose spec it is given: the bundle it builds takes queries embedded by that model.
 pub(super) struct HashEmbedder {
     vectors: HashMap<String, Vec<f32>>,
+    spec: EmbeddingSpec,
 }
 
 impl HashEmbedder {
-    pub(super) fn new(seed: u64) -> Self {
+    pub(super) fn new(seed: u64, spec: EmbeddingSpec) -> Self {
         let mut rng = Rng::new(seed ^ 0x5eed);
         let vectors = (0..VOCABULARY)
             .map(|rank| {
@@ -144,7 +146,7 @@ impl HashEmbedder {
                 (word(rank), vector)
             })
             .collect();
-        Self { vectors }
+        Self { vectors, spec }
     }
 
     fn embed(&self, text: &str) -> Vec<f32> {
@@ -166,14 +168,7 @@ impl HashEmbedder {
 
 impl Embed for HashEmbedder {
     fn spec(&self) -> EmbeddingSpec {
-        EmbeddingSpec {
-            model: "edgerag/synthetic-bag-of-words".to_owned(),
-            dimension: DIMENSION as u32,
-            pooling: Pooling::Mean,
-            query_prefix: String::new(),
-            document_prefix: String::new(),
-            max_tokens: u32::MAX,
-        }
+        self.spec.clone()
     }
 
     fn embed_documents(&self, texts: &[&str]) -> edgerag_core::Result<Vec<Vec<f32>>> {

@@ -197,13 +197,17 @@ pub(crate) fn default_dir() -> Result<PathBuf> {
 
 /// The cache directory of models: `$EDGERAG_CACHE/models` (`~/.cache/edgerag/models`).
 pub(crate) fn models_dir() -> Result<PathBuf> {
-    let cache = match env_path("EDGERAG_CACHE") {
-        Some(cache) => cache,
+    Ok(cache_dir()?.join("models"))
+}
+
+/// edgerag's cache directory: `$EDGERAG_CACHE`, else `~/.cache/edgerag`.
+pub(crate) fn cache_dir() -> Result<PathBuf> {
+    match env_path("EDGERAG_CACHE") {
+        Some(cache) => Ok(cache),
         None => env_path("HOME")
             .map(|home| home.join(".cache").join("edgerag"))
-            .ok_or_else(|| anyhow!("cannot locate the cache: set EDGERAG_CACHE or HOME"))?,
-    };
-    Ok(cache.join("models"))
+            .ok_or_else(|| anyhow!("cannot locate the cache: set EDGERAG_CACHE or HOME")),
+    }
 }
 
 /// The default model's files from the cache, fetched first if any is missing or corrupted.

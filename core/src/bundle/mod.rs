@@ -417,7 +417,9 @@ impl Bundle {
     }
 }
 
-fn encoded_len<T: Serialize>(value: &T) -> usize {
+/// Bytes `value` takes when encoded in a bundle's payload (postcard), e.g. a dense index
+/// requantized to see what it would weigh.
+pub fn encoded_len<T: Serialize>(value: &T) -> usize {
     postcard::serialize_with_flavor(value, postcard::ser_flavors::Size::default()).unwrap_or(0)
 }
 

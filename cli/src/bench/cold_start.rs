@@ -1,0 +1,85 @@
+//! Cold start in Chromium (`bench/cold-start.mjs`): from page load to ready and to the first
+//! answer, with the bundle and the model uncached, then cached, `RUNS` times each.
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+
+use super::{Peers, script};
+use crate::output;
+
+/// Fresh profiles loaded (each uncached, then cached).
+const RUNS: usize = 3;
+
+/// What the script prints.
+#[derive(Debug, Serialize, Deserialize)]
+pub(super) struct ColdStartReport {
+    pub(super) browser: String,
+    pub(super) question: String,
+    pub(super) bundle_bytes: u64,
+    pub(super) runs: Vec<ColdStart>,
+}
+
+/// One page load.
+#[derive(Debug, Serialize, Deserialize)]
+pub(super) struct ColdStart {
+    /// "uncached" or "cached".
+    pub(super) cache: String,
+    /// Navigation start to the model loaded and the question box enabled.
+    pub(super) ready_ms: f64,
+    /// Navigation start to the answer shown.
+    pub(super) first_answer_ms: f64,
+    /// Bytes of bundle and model files received over the network.
+    pub(super) network_bytes: u64,
+}
+
+/// Serves `bundle` with the site `site` and times its cold start on `question`.
+pub(super) fn measure(
+    peers: &Peers,
+    site: &Path,
+    bundle: &Path,
+    question: &str,
+    quiet: bool,
+) -> Result<ColdStartReport> {
+    let edgerag = std::env::current_exe().context("locating the edgerag binary")?;
+    let input = serde_json::json!({
+        "edgerag": edgerag, "bundle": script::absolute(bundle), "site": script::absolute(site),
+        "question": question, "runs": RUNS,
+    });
+    let bar = output::progress(1, "cold start in Chromium", quiet);
+    let report = script::run_peer(peers, "cold-start.mjs", &input, "the cold start in Chromium")?;
+    bar.finish_and_clear();
+    Ok(report)
+}
+
+/// The section of the Markdown report.
+pub(super) fn markdown(r: &ColdStartReport) -> String {
+    use super::report::{bytes, median, ms, table};
+    let rows: Vec<Vec<String>> = ["uncached", "cached"]
+        .iter()
+        .map(|&cache| {
+            let runs: Vec<&ColdStart> = r.runs.iter().filter(|run| run.cache == cache).collect();
+            vec![
+                cache.to_owned(),
+                format!("{}", runs.len()),
+                ms(median(runs.iter().map(|run| run.ready_ms))),
+                ms(median(runs.iter().map(|run| run.first_answer_ms))),
+                bytes(median(runs.iter().map(|run| run.network_bytes as f64))),
+            ]
+        })
+        .collect();
+    let mut out = format!(
+        "## Cold start in the browser\n\nThe demo site served by `edgerag serve` in headless {}: \
+         from navigation start to the bundle ({}) and the embedding model loaded, and to the \
+         extractive answer to \"{}\" shown. Uncached is a fresh profile; cached is a reload, the \
+         bundle and the model coming from Cache Storage. Medians of the runs.\n\n",
+        r.browser,
+        bytes(r.bundle_bytes as f64),
+        r.question
+    );
+    let header =
+        ["load", "runs", "ready to ask", "first answer", "bundle and model over the network"];
+    out.push_str(&table(&header, &rows));
+    out
+}

@@ -1,0 +1,281 @@
+//! Embedding throughput on the same texts: edgerag natively and in wasm (under Node), and the
+//! peers a user would pick instead in JavaScript: onnxruntime-web (int8 and f32 ONNX) and
+//! transformers.js, all on all-MiniLM-L6-v2 and one wasm thread. Every run also returns its
+//! vector of the first text, compared with edgerag's native one, so a run computing something
+//! else cannot pass for faster.
+
+use std::time::Instant;
+
+use anyhow::Result;
+use edgerag_core::Bundle;
+use edgerag_core::bundle::Embed;
+use serde::{Deserialize, Serialize};
+
+use super::retrieval::SciFact;
+use super::{Args, Peers, SEED, script, synthetic};
+use crate::output;
+
+/// Texts to embed and where they came from.
+pub(super) struct Inputs {
+    source: String,
+    texts: Vec<String>,
+}
+
+/// The first `--texts` chunks of SciFact, else of `--bundle`, else synthetic texts.
+pub(super) fn inputs(args: &Args, scifact: Option<&SciFact>, bundle: Option<&Bundle>) -> Inputs {
+    let chunks = |bundle: &Bundle| -> Vec<String> {
+        bundle.chunks.iter().take(args.texts).map(|c| c.text.clone()).collect()
+    };
+    match (scifact, bundle, &args.bundle) {
+        (Some(scifact), _, _) => {
+            Inputs { source: "SciFact chunks".to_owned(), texts: chunks(&scifact.bundle) }
+        }
+        (None, Some(bundle), Some(path)) => {
+            Inputs { source: format!("chunks of {}", path.display()), texts: chunks(bundle) }
+        }
+        _ => Inputs {
+            source: "synthetic texts".to_owned(),
+            texts: synthetic::corpus(args.texts, 0, SEED).texts,
+        },
+    }
+}
+
+/// Every embedder's throughput on the same texts.
+#[derive(Debug, Serialize)]
+pub(super) struct EmbeddingReport {
+    pub(super) model: String,
+    /// Where the texts came from.
+    pub(super) inputs: String,
+    pub(super) texts: usize,
+    pub(super) mean_characters: f64,
+    pub(super) runs: Vec<EmbeddingRun>,
+    /// Runs not made, and why.
+    pub(super) skipped: Vec<String>,
+}
+
+/// One embedder's measurement.
+#[derive(Debug, Serialize)]
+pub(super) struct EmbeddingRun {
+    /// What ran, e.g. "edgerag wasm" or "onnxruntime-web 1.30.0".
+    pub(super) name: String,
+    /// How: platform, threads, weights.
+    pub(super) setup: String,
+    pub(super) load_seconds: f64,
+    pub(super) batches: Vec<Throughput>,
+    /// Cosine similarity of its vector of the first text with edgerag's native one.
+    pub(super) cosine_to_native: f64,
+    /// Peak resident memory of its process (not measured for the native run, which shares
+    /// the benchmark's process).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) peak_memory_bytes: Option<u64>,
+}
+
+/// Throughput at one batch size.
+#[derive(Debug, Serialize)]
+pub(super) struct Throughput {
+    pub(super) batch: usize,
+    pub(super) sentences_per_second: f64,
+    pub(super) ms_per_sentence: f64,
+}
+
+/// What a script prints: the wasm one and the peers share this shape.
+#[derive(Debug, Deserialize)]
+struct Measured {
+    #[serde(default)]
+    runtime: Option<String>,
+    #[serde(default)]
+    version: Option<String>,
+    #[serde(default)]
+    backend: Option<String>,
+    load_seconds: f64,
+    batches: Vec<Timed>,
+    vector: Vec<f32>,
+    peak_rss_bytes: u64,
+}
+
+/// Seconds to embed every text, `batch` at a time.
+#[derive(Debug, Deserialize)]
+struct Timed {
+    batch: usize,
+    seconds: f64,
+}
+
+/// Measures every embedder available on `inputs`.
+pub(super) fn measure(
+    args: &Args,
+    inputs: Inputs,
+    peers: Option<&Peers>,
+) -> Result<EmbeddingReport> {
+    let texts = &inputs.texts;
+    let files = crate::models::resolve(args.model.model.as_deref(), args.json)?;
+    let start = Instant::now();
+    let embedder = files.load()?;
+    let load_seconds = start.elapsed().as_secs_f64();
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let batches = [1, args.batch.min(texts.len()).max(1)];
+    let mut native = Vec::new();
+    for &batch in &batches {
+        let bar = output::progress(texts.len() as u64, &format!("native ×{batch}"), args.json);
+        embedder.embed_documents(&refs[..batch])?;
+        let start = Instant::now();
+        for group in refs.chunks(batch) {
+            embedder.embed_documents(group)?;
+            bar.inc(group.len() as u64);
+        }
+        bar.finish_and_clear();
+        native.push(throughput(batch, texts.len(), start.elapsed().as_secs_f64()));
+    }
+    let reference = embedder.embed_documents(&refs[..1])?.remove(0);
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    let mut runs = vec![EmbeddingRun {
+        name: "edgerag native".to_owned(),
+        setup: format!("candle, f32 safetensors, {threads} threads"),
+        load_seconds,
+        batches: native,
+        cosine_to_native: 1.0,
+        peak_memory_bytes: None,
+    }];
+    let mut skipped = Vec::new();
+    let count = texts.len();
+    let run = |measured: Measured, name: String, setup: String| EmbeddingRun {
+        name,
+        setup,
+        load_seconds: measured.load_seconds,
+        batches: measured.batches.iter().map(|t| throughput(t.batch, count, t.seconds)).collect(),
+        cosine_to_native: cosine(&measured.vector, &reference),
+        peak_memory_bytes: Some(measured.peak_rss_bytes),
+    };
+    match &args.wasm_pkg {
+        None => skipped.push(format!("edgerag wasm: {}", script::WASM_SKIPPED)),
+        Some(pkg) => {
+            let bar = output::progress(1, "wasm embedding", args.json);
+            let input = serde_json::json!({
+                "model": script::absolute(&files.dir), "texts": texts, "batches": batches,
+            });
+            let source = ("wasm-embed.mjs", include_str!("wasm-embed.mjs"));
+            let measured: Measured = script::run_wasm(pkg, source, input, "the wasm embedder")?;
+            bar.finish_and_clear();
+            let setup = "wasm32 + simd128 under Node, f32 safetensors, 1 thread".to_owned();
+            runs.push(run(measured, "edgerag wasm".to_owned(), setup));
+        }
+    }
+    match peers {
+        None => skipped.push("onnxruntime-web, transformers.js: pass --peers".to_owned()),
+        Some(peers) => {
+            for (script_name, variant) in [
+                ("embed-ort.mjs", "int8"),
+                ("embed-ort.mjs", "f32"),
+                ("embed-transformers.mjs", "int8"),
+            ] {
+                let bar = output::progress(1, &format!("{script_name} {variant}"), args.json);
+                let measured = peer(peers, script_name, variant, texts, &batches)?;
+                bar.finish_and_clear();
+                let name = format!(
+                    "{} {}",
+                    measured.runtime.as_deref().unwrap_or(script_name),
+                    measured.version.as_deref().unwrap_or("")
+                );
+                let backend = measured.backend.clone().unwrap_or_default();
+                runs.push(run(measured, name, format!("{backend}, {variant} ONNX")));
+            }
+        }
+    }
+    let characters: usize = texts.iter().map(|t| t.chars().count()).sum();
+    Ok(EmbeddingReport {
+        model: embedder.spec().model,
+        inputs: inputs.source,
+        texts: count,
+        mean_characters: characters as f64 / count.max(1) as f64,
+        runs,
+        skipped,
+    })
+}
+
+/// Runs one embedding peer script on the texts.
+fn peer(
+    peers: &Peers,
+    script_name: &str,
+    variant: &str,
+    texts: &[String],
+    batches: &[usize],
+) -> Result<Measured> {
+    let input = serde_json::json!({
+        "model": peers.model, "variant": variant, "texts": texts, "batches": batches,
+    });
+    script::run_peer(peers, script_name, &input, &format!("{script_name} ({variant})"))
+}
+
+fn throughput(batch: usize, texts: usize, seconds: f64) -> Throughput {
+    let seconds = seconds.max(f64::EPSILON);
+    Throughput {
+        batch,
+        sentences_per_second: texts as f64 / seconds,
+        ms_per_sentence: seconds * 1e3 / texts as f64,
+    }
+}
+
+/// Cosine similarity (0 for vectors of different lengths or zero vectors).
+fn cosine(a: &[f32], b: &[f32]) -> f64 {
+    if a.len() != b.len() {
+        return 0.0;
+    }
+    let dot: f64 = a.iter().zip(b).map(|(x, y)| f64::from(*x) * f64::from(*y)).sum();
+    let norm = |v: &[f32]| v.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt();
+    let denominator = norm(a) * norm(b);
+    if denominator == 0.0 { 0.0 } else { dot / denominator }
+}
+
+/// The section of the Markdown report.
+pub(super) fn markdown(e: &EmbeddingReport) -> String {
+    use super::report::{bytes, ratio, table};
+    let batches: Vec<usize> =
+        e.runs.first().map(|r| r.batches.iter().map(|t| t.batch).collect()).unwrap_or_default();
+    let wasm = e.runs.iter().find(|r| r.name == "edgerag wasm");
+    let speed = |run: &EmbeddingRun, batch: usize| {
+        run.batches.iter().find(|t| t.batch == batch).map_or(0.0, |t| t.sentences_per_second)
+    };
+    let mut header = vec!["embedder".to_owned(), "setup".to_owned()];
+    for batch in &batches {
+        header.push(format!("batch {batch}: sentences/s (ms each)"));
+    }
+    header.extend(["load".to_owned(), "peak memory".to_owned(), "cosine to native".to_owned()]);
+    for batch in &batches {
+        header.push(format!("edgerag wasm ÷ it, batch {batch}"));
+    }
+    let rows: Vec<Vec<String>> = e
+        .runs
+        .iter()
+        .map(|run| {
+            let mut row = vec![run.name.clone(), run.setup.clone()];
+            for t in &run.batches {
+                row.push(format!("{:.2} ({:.0} ms)", t.sentences_per_second, t.ms_per_sentence));
+            }
+            row.push(format!("{:.2} s", run.load_seconds));
+            row.push(run.peak_memory_bytes.map_or("–".to_owned(), |b| bytes(b as f64)));
+            row.push(format!("{:.4}", run.cosine_to_native));
+            for &batch in &batches {
+                row.push(
+                    wasm.map_or("–".to_owned(), |w| ratio(speed(w, batch), speed(run, batch))),
+                );
+            }
+            row
+        })
+        .collect();
+    let header: Vec<&str> = header.iter().map(String::as_str).collect();
+    let mut out = format!(
+        "## Embedding ({})\n\n{} texts ({}, {:.0} characters on average), embedded one per call and \
+         then {} per call, after one warm-up call; tokenising, pooling and normalising included. \
+         Each embedder's vector of the first text is compared with edgerag native's. Above 1× in \
+         the last columns, edgerag wasm is faster.\n\n",
+        e.model,
+        e.texts,
+        e.inputs,
+        e.mean_characters,
+        batches.last().copied().unwrap_or(1),
+    );
+    out.push_str(&table(&header, &rows));
+    for why in &e.skipped {
+        out.push_str(&format!("\nNot measured: {why}.\n"));
+    }
+    out
+}
