@@ -8,51 +8,12 @@
 // wasm-embed.mjs, for each batch size it makes one warm-up call on the first `batch` texts, then
 // times embedding every text, `batch` at a time: tokenization (truncated at 256 tokens, as
 // sentence-transformers does), inference, mean pooling and L2 normalisation. Prints one JSON
-// object on stdout (see `report` below); on error, a message on stderr and exit code 1.
+// object on stdout (what `main` returns, with the peak resident memory); on error, a message on stderr and exit code 1.
 import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import * as ort from "onnxruntime-web";
 import { Tokenizer } from "@huggingface/tokenizers";
-
-// stdout carries only the result: route any library logging to stderr.
-console.log = console.info = console.debug = console.error;
-
-const MAX_TOKENS = 256; // all-MiniLM-L6-v2's max_seq_length in sentence-transformers
-const MODEL_FILES = { int8: "onnx/model_quantized.onnx", f32: "onnx/model.onnx" };
-
-/** The version in the package.json of the installed package `name`. */
-function packageVersion(name) {
-  let dir = dirname(createRequire(import.meta.url).resolve(name));
-  for (;;) {
-    try {
-      const manifest = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
-      if (manifest.name === name) return manifest.version;
-    } catch {
-      // no package.json here: look further up
-    }
-    if (dir === dirname(dir)) throw new Error(`cannot find the package.json of ${name}`);
-    dir = dirname(dir);
-  }
-}
-
-/** Reads and checks INPUT.json. */
-function readInput(path) {
-  if (!path) throw new Error("usage: node embed-ort.mjs INPUT.json");
-  const input = JSON.parse(readFileSync(path, "utf8"));
-  if (typeof input.model !== "string") throw new Error("input: `model` must be a directory");
-  if (!(input.variant in MODEL_FILES)) {
-    throw new Error(`input: unknown variant ${JSON.stringify(input.variant)}`);
-  }
-  const { texts } = input;
-  if (!Array.isArray(texts) || texts.length === 0 || !texts.every((t) => typeof t === "string")) {
-    throw new Error("input: `texts` must be a non-empty array of strings");
-  }
-  if (!Array.isArray(input.batches) || !input.batches.every((b) => Number.isInteger(b) && b > 0)) {
-    throw new Error("input: `batches` must be an array of positive integers");
-  }
-  return input;
-}
+import { MAX_TOKENS, MODEL_FILES, packageVersion, readInput, run, timeBatches } from "./embed-common.mjs";
 
 /** Token ids, truncated as the Python tokenizers do: [CLS] text… [SEP], MAX_TOKENS in all. */
 function tokenize(tokenizer, text) {
@@ -97,7 +58,7 @@ async function embed(session, tokenizer, padId, texts) {
 }
 
 async function main() {
-  const input = readInput(process.argv[2]);
+  const input = readInput(process.argv[2], "embed-ort.mjs");
   ort.env.wasm.numThreads = 1; // SIMD is on by default (onnxruntime-web ships only SIMD builds)
 
   const loadStart = process.hrtime.bigint();
@@ -109,18 +70,11 @@ async function main() {
   const session = await ort.InferenceSession.create(onnx, { executionProviders: ["wasm"] });
   const loadSeconds = Number(process.hrtime.bigint() - loadStart) / 1e9;
 
-  const batches = [];
-  for (const batch of input.batches) {
-    await embed(session, tokenizer, padId, input.texts.slice(0, batch));
-    const start = process.hrtime.bigint();
-    for (let i = 0; i < input.texts.length; i += batch) {
-      await embed(session, tokenizer, padId, input.texts.slice(i, i + batch));
-    }
-    batches.push({ batch, seconds: Number(process.hrtime.bigint() - start) / 1e9 });
-  }
+  const embedTexts = (texts) => embed(session, tokenizer, padId, texts);
+  const batches = await timeBatches(embedTexts, input.texts, input.batches);
   const [vector] = await embed(session, tokenizer, padId, input.texts.slice(0, 1));
 
-  const report = {
+  return {
     runtime: "onnxruntime-web",
     version: packageVersion("onnxruntime-web"),
     backend: `wasm, SIMD, ${ort.env.wasm.numThreads} thread`,
@@ -128,12 +82,7 @@ async function main() {
     load_seconds: loadSeconds,
     batches,
     vector: Array.from(vector),
-    peak_rss_bytes: process.resourceUsage().maxRSS * 1024,
   };
-  process.stdout.write(`${JSON.stringify(report)}\n`);
 }
 
-main().catch((error) => {
-  process.stderr.write(`embed-ort: ${error?.message ?? error}\n`);
-  process.exit(1);
-});
+run("embed-ort.mjs", main);

@@ -9,57 +9,20 @@
 // makes one warm-up call on the first `batch` texts, then times embedding every text, `batch` at
 // a time: what the feature-extraction pipeline does with {pooling: "mean", normalize: true}, but
 // truncating at 256 tokens as sentence-transformers does (the pipeline would use the tokenizer's
-// 512). Prints one JSON object on stdout (see `report` below); on error, a message on stderr and
+// 512). Prints one JSON object on stdout (what `main` returns, with the peak resident memory); on error, a message on stderr and
 // exit code 1.
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import * as ort from "onnxruntime-web";
+import { MAX_TOKENS, MODEL_FILES, packageVersion, readInput, run, timeBatches } from "./embed-common.mjs";
 
-// stdout carries only the result: route any library logging to stderr.
-console.log = console.info = console.debug = console.error;
-
-const MAX_TOKENS = 256; // all-MiniLM-L6-v2's max_seq_length in sentence-transformers
 // transformers.js's dtype for each variant, and the file it then loads.
 const DTYPES = { int8: "q8", f32: "fp32" };
-const MODEL_FILES = { int8: "onnx/model_quantized.onnx", f32: "onnx/model.onnx" };
-
-/** The version in the package.json of the installed package `name`. */
-function packageVersion(name) {
-  let dir = dirname(createRequire(import.meta.url).resolve(name));
-  for (;;) {
-    try {
-      const manifest = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
-      if (manifest.name === name) return manifest.version;
-    } catch {
-      // no package.json here: look further up
-    }
-    if (dir === dirname(dir)) throw new Error(`cannot find the package.json of ${name}`);
-    dir = dirname(dir);
-  }
-}
-
-/** Reads and checks INPUT.json. */
-function readInput(path) {
-  if (!path) throw new Error("usage: node embed-transformers.mjs INPUT.json");
-  const input = JSON.parse(readFileSync(path, "utf8"));
-  if (typeof input.model !== "string") throw new Error("input: `model` must be a directory");
-  if (!(input.variant in DTYPES)) {
-    throw new Error(`input: unknown variant ${JSON.stringify(input.variant)}`);
-  }
-  const { texts } = input;
-  if (!Array.isArray(texts) || texts.length === 0 || !texts.every((t) => typeof t === "string")) {
-    throw new Error("input: `texts` must be a non-empty array of strings");
-  }
-  if (!Array.isArray(input.batches) || !input.batches.every((b) => Number.isInteger(b) && b > 0)) {
-    throw new Error("input: `batches` must be an array of positive integers");
-  }
-  return input;
-}
 
 async function main() {
-  const input = readInput(process.argv[2]);
+  const input = readInput(process.argv[2], "embed-transformers.mjs");
 
   // transformers.js takes the ONNX Runtime found under this symbol instead of its own choice
   // (onnxruntime-node in Node), so it must be set before transformers.js is imported; and the
@@ -109,19 +72,11 @@ async function main() {
     return mean_pooling(last_hidden_state, inputs.attention_mask).normalize(2, -1);
   }
 
-  const batches = [];
-  for (const batch of input.batches) {
-    await embed(input.texts.slice(0, batch));
-    const start = process.hrtime.bigint();
-    for (let i = 0; i < input.texts.length; i += batch) {
-      await embed(input.texts.slice(i, i + batch));
-    }
-    batches.push({ batch, seconds: Number(process.hrtime.bigint() - start) / 1e9 });
-  }
+  const batches = await timeBatches(embed, input.texts, input.batches);
   const vector = (await embed(input.texts.slice(0, 1))).data;
 
   const ortVersion = packageVersion("onnxruntime-web");
-  const report = {
+  return {
     runtime: "transformers.js",
     version: packageVersion("@huggingface/transformers"),
     backend: `wasm, SIMD, ${ort.env.wasm.numThreads} thread (onnxruntime-web ${ortVersion})`,
@@ -129,12 +84,7 @@ async function main() {
     load_seconds: loadSeconds,
     batches,
     vector: Array.from(vector),
-    peak_rss_bytes: process.resourceUsage().maxRSS * 1024,
   };
-  process.stdout.write(`${JSON.stringify(report)}\n`);
 }
 
-main().catch((error) => {
-  process.stderr.write(`embed-transformers: ${error?.message ?? error}\n`);
-  process.exit(1);
-});
+run("embed-transformers.mjs", main);
