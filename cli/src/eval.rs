@@ -1,11 +1,12 @@
 //! `edgerag eval`: retrieval quality on judged data sets.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use anyhow::{Context, Result, bail};
 use edgerag_core::answer::Answerer;
+use edgerag_core::eval::Judgments;
 use edgerag_core::eval::beir::{self, BeirDoc, BeirQuery};
 use edgerag_core::eval::judge::{self, JudgeReport, JudgeScores};
 use edgerag_core::eval::{multihop, squad};
@@ -129,17 +130,30 @@ pub(crate) fn run(command: Command) -> Result<()> {
     }
 }
 
+/// A BEIR data set as read from its directory.
+pub(crate) struct BeirData {
+    pub(crate) corpus: Vec<BeirDoc>,
+    pub(crate) queries: Vec<BeirQuery>,
+    pub(crate) qrels: HashMap<String, Judgments>,
+}
+
+/// Reads the BEIR directory `dir`: corpus.jsonl[.gz], queries.jsonl[.gz], qrels/`split`.tsv.
+pub(crate) fn read_beir(dir: &Path, split: &str) -> Result<BeirData> {
+    let corpus_path = first_existing(dir, &["corpus.jsonl", "corpus.jsonl.gz"])?;
+    let corpus =
+        beir::parse_jsonl(&file_name(&corpus_path), &files::read_text_maybe_gz(&corpus_path)?)?;
+    let queries_path = first_existing(dir, &["queries.jsonl", "queries.jsonl.gz"])?;
+    let queries =
+        beir::parse_jsonl(&file_name(&queries_path), &files::read_text_maybe_gz(&queries_path)?)?;
+    let qrels_path = dir.join("qrels").join(format!("{split}.tsv"));
+    let qrels_text = files::read_text_maybe_gz(&qrels_path)?;
+    let qrels = beir::parse_qrels(&format!("qrels/{split}.tsv"), &qrels_text)?;
+    Ok(BeirData { corpus, queries, qrels })
+}
+
 fn beir(args: BeirArgs) -> Result<()> {
     let modes = parse_modes(&args.common.mode)?;
-    let corpus_path = first_existing(&args.dir, &["corpus.jsonl", "corpus.jsonl.gz"])?;
-    let corpus: Vec<BeirDoc> =
-        beir::parse_jsonl(&file_name(&corpus_path), &files::read_text_maybe_gz(&corpus_path)?)?;
-    let queries_path = first_existing(&args.dir, &["queries.jsonl", "queries.jsonl.gz"])?;
-    let queries: Vec<BeirQuery> =
-        beir::parse_jsonl(&file_name(&queries_path), &files::read_text_maybe_gz(&queries_path)?)?;
-    let qrels_path = args.dir.join("qrels").join(format!("{}.tsv", args.split));
-    let qrels_text = files::read_text_maybe_gz(&qrels_path)?;
-    let qrels = beir::parse_qrels(&format!("qrels/{}.tsv", args.split), &qrels_text)?;
+    let BeirData { corpus, queries, qrels } = read_beir(&args.dir, &args.split)?;
 
     // The BEIR protocol indexes title + text; the title is the first paragraph.
     let documents = corpus.iter().map(|d| (d.id.clone(), d.title.as_str(), d.text.as_str()));
@@ -414,7 +428,7 @@ fn index<'a>(
 }
 
 /// Reads a bundle saved by `--save-bundle` and checks that its documents are the records'.
-fn load_bundle<'a>(
+pub(crate) fn load_bundle<'a>(
     path: &Path,
     documents: impl Iterator<Item = (String, &'a str, &'a str)>,
 ) -> Result<Bundle> {

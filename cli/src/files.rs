@@ -81,6 +81,12 @@ pub(crate) fn parent_dir(path: &Path) -> &Path {
     }
 }
 
+/// The size of the file `path`, in bytes.
+pub(crate) fn size(path: &Path) -> Result<usize> {
+    let metadata = fs::metadata(path).with_context(|| format!("reading {}", path.display()))?;
+    Ok(usize::try_from(metadata.len()).unwrap_or(usize::MAX))
+}
+
 /// Writes `bytes` to `path` atomically: a temporary file in the same directory, flushed to disk,
 /// then renamed over `path`. On failure nothing is left behind.
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {

@@ -102,7 +102,12 @@ pub(super) fn measure(
     bar.inc(1);
     let full = run(generate)?;
     bar.finish_and_clear();
-    let native = ChatSpeed::of(load_seconds, &prompt, &full, peak_memory());
+    let native = ChatSpeed::of(
+        load_seconds,
+        &prompt,
+        &full,
+        super::report::proc_bytes("/proc/self/status", "VmHWM"),
+    );
     let (wasm, wasm_skipped) = match wasm_pkg {
         None => (None, Some(super::script::WASM_SKIPPED.to_owned())),
         Some(pkg) => {
@@ -148,16 +153,6 @@ fn wasm_run(pkg: &Path, model: &Path, content: &str, generate: u32) -> Result<Wa
     });
     let script = ("wasm-chat.mjs", include_str!("wasm-chat.mjs"));
     super::script::run_wasm(pkg, script, input, "the wasm chat model")
-}
-
-/// The process's peak resident memory (Linux; 0 elsewhere).
-fn peak_memory() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmHWM:"))
-        .and_then(|kb| kb.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        .map_or(0, |kb| kb * 1024)
 }
 
 /// The section of the Markdown report.

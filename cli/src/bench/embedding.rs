@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use super::retrieval::SciFact;
 use super::{Args, Peers, SEED, script, synthetic};
+use crate::models::ModelFiles;
 use crate::output;
 
 /// Texts to embed and where they came from.
@@ -28,7 +29,7 @@ pub(super) fn inputs(args: &Args, scifact: Option<&SciFact>, bundle: Option<&Bun
     };
     match (scifact, bundle, &args.bundle) {
         (Some(scifact), _, _) => {
-            Inputs { source: "SciFact chunks".to_owned(), texts: chunks(&scifact.bundle) }
+            Inputs { source: "SciFact chunks".to_owned(), texts: chunks(scifact.searcher.bundle()) }
         }
         (None, Some(bundle), Some(path)) => {
             Inputs { source: format!("chunks of {}", path.display()), texts: chunks(bundle) }
@@ -103,11 +104,11 @@ struct Timed {
 /// Measures every embedder available on `inputs`.
 pub(super) fn measure(
     args: &Args,
+    files: &ModelFiles,
     inputs: Inputs,
     peers: Option<&Peers>,
 ) -> Result<EmbeddingReport> {
     let texts = &inputs.texts;
-    let files = crate::models::resolve(args.model.model.as_deref(), args.json)?;
     let start = Instant::now();
     let embedder = files.load()?;
     let load_seconds = start.elapsed().as_secs_f64();

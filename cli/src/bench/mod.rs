@@ -180,10 +180,12 @@ pub(crate) fn run(args: Args) -> Result<()> {
         None => None,
     };
     let bundle = match &args.bundle {
-        Some(path) => Some(
-            Bundle::from_bytes(&files::read(path)?)
-                .with_context(|| format!("{}", path.display()))?,
-        ),
+        Some(path) => {
+            let bytes = files::read(path)?;
+            let bundle =
+                Bundle::from_bytes(&bytes).with_context(|| format!("{}", path.display()))?;
+            Some((bundle, bytes.len()))
+        }
         None => None,
     };
     let scifact = match &args.scifact {
@@ -196,39 +198,46 @@ pub(crate) fn run(args: Args) -> Result<()> {
         Some(scifact) => Some(retrieval::measure(scifact, peers.as_ref(), args.json)?),
         None => None,
     };
-    let embedding = if args.skip_embedding {
+    // Read (and checked) once for the embedding and the search benchmarks.
+    let model = if args.skip_embedding && args.skip_search {
         None
     } else {
-        let inputs = embedding::inputs(&args, scifact.as_ref(), bundle.as_ref());
-        Some(embedding::measure(&args, inputs, peers.as_ref())?)
+        Some(crate::models::resolve(args.model.model.as_deref(), args.json)?)
     };
-    let mut named: Vec<(String, &Bundle, Option<usize>)> = Vec::new();
+    let embedding = match (&model, args.skip_embedding) {
+        (Some(model), false) => {
+            let inputs = embedding::inputs(&args, scifact.as_ref(), bundle.as_ref().map(|b| &b.0));
+            Some(embedding::measure(&args, model, inputs, peers.as_ref())?)
+        }
+        _ => None,
+    };
+    // (name, bundle, its encoded bytes, its source text's bytes where known)
+    let mut named: Vec<(String, &Bundle, usize, Option<usize>)> = Vec::new();
     if let Some(scifact) = &scifact {
-        named.push(("SciFact".to_owned(), &scifact.bundle, Some(scifact.text_bytes())));
+        let text = Some(scifact.text_bytes());
+        named.push(("SciFact".to_owned(), scifact.searcher.bundle(), scifact.bundle_bytes, text));
     }
-    if let (Some(path), Some(bundle)) = (&args.bundle, &bundle) {
+    if let (Some(path), Some((bundle, bytes))) = (&args.bundle, &bundle) {
         let name = path
             .file_name()
             .map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
-        named.push((name, bundle, None));
+        named.push((name, bundle, *bytes, None));
     }
     let mut real_vectors = Vec::new();
     let mut bundles = Vec::new();
-    for (name, bundle, text) in named {
+    for (name, bundle, total, text) in named {
         if bundle.dense.is_some() {
             real_vectors.push(recall::measure(&name, bundle, args.queries, args.json)?);
         }
-        let bytes = scale::BundleBytes::of(bundle, bundle.to_bytes()?.len(), text);
-        bundles.push(NamedBytes { name, bytes });
+        bundles.push(NamedBytes { name, bytes: scale::BundleBytes::of(bundle, total, text) });
     }
-    let search = if args.skip_search {
-        Vec::new()
-    } else {
-        let model = crate::models::resolve(args.model.model.as_deref(), args.json)?;
-        args.sizes
+    let search = match (&model, args.skip_search) {
+        (Some(model), false) => args
+            .sizes
             .iter()
-            .map(|&size| scale::measure(size, args.queries, &model, &args))
-            .collect::<Result<_>>()?
+            .map(|&size| scale::measure(size, args.queries, model, &args))
+            .collect::<Result<_>>()?,
+        _ => Vec::new(),
     };
     let cold_start = match (&args.site, &peers, &args.bundle, &args.question) {
         (Some(site), Some(peers), Some(bundle), Some(question)) => {

@@ -26,24 +26,15 @@ pub(super) struct Machine {
 impl Machine {
     /// The machine now (Linux facts from /proc; empty or 0 elsewhere).
     pub(super) fn now() -> Self {
-        let proc = |file: &str| std::fs::read_to_string(file).unwrap_or_default();
-        let cpuinfo = proc("/proc/cpuinfo");
-        let field = |text: &str, key: &str| {
-            text.lines()
-                .find_map(|l| l.strip_prefix(key)?.trim_start().strip_prefix(':'))
-                .map(|v| v.trim().to_owned())
-                .unwrap_or_default()
-        };
-        let memory_kib = field(&proc("/proc/meminfo"), "MemTotal");
         Self {
             date: today(),
             os: std::env::consts::OS,
             arch: std::env::consts::ARCH,
-            cpu: field(&cpuinfo, "model name"),
+            cpu: proc_field("/proc/cpuinfo", "model name").unwrap_or_default(),
             cpus: std::thread::available_parallelism().map_or(1, usize::from),
-            memory_bytes: memory_kib.trim_end_matches("kB").trim().parse::<u64>().unwrap_or(0)
-                * 1024,
-            load_average: proc("/proc/loadavg")
+            memory_bytes: proc_bytes("/proc/meminfo", "MemTotal"),
+            load_average: std::fs::read_to_string("/proc/loadavg")
+                .unwrap_or_default()
                 .split_whitespace()
                 .next()
                 .and_then(|v| v.parse().ok())
@@ -52,6 +43,21 @@ impl Machine {
             python: script::version("python3"),
         }
     }
+}
+
+/// The value of `key` in a `key: value` file of /proc (Linux).
+fn proc_field(file: &str, key: &str) -> Option<String> {
+    let text = std::fs::read_to_string(file).ok()?;
+    text.lines()
+        .find_map(|l| l.strip_prefix(key)?.trim_start().strip_prefix(':'))
+        .map(|v| v.trim().to_owned())
+}
+
+/// A `key: N kB` value of a /proc file, in bytes (0 where there is none, as off Linux).
+pub(super) fn proc_bytes(file: &str, key: &str) -> u64 {
+    proc_field(file, key)
+        .and_then(|kib| kib.trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(0, |kib| kib * 1024)
 }
 
 /// Today's UTC date as YYYY-MM-DD.

