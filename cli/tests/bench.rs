@@ -53,16 +53,23 @@ fn bench_embeds_real_chunks_and_measures_hnsw_on_real_vectors() {
     let embedding = &out["embedding"];
     assert_eq!(embedding["model"], "sentence-transformers/all-MiniLM-L6-v2");
     assert_eq!(embedding["texts"], 2);
-    let [native] = embedding["runs"].as_array().unwrap().as_slice() else { panic!("{embedding}") };
-    assert_eq!(native["name"], "edgerag native");
-    assert_eq!(native["cosine_to_native"], 1.0);
-    let batches: Vec<u64> = native["batches"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["batch"].as_u64().unwrap())
-        .collect();
-    assert_eq!(batches, [1, 2]);
+    // The model as fetched (f32), and the q8_0 file quantized from it.
+    let runs = embedding["runs"].as_array().unwrap();
+    let [float, q8] = runs.as_slice() else { panic!("{embedding}") };
+    assert_eq!(float["name"], "edgerag native (f32)");
+    assert_eq!(q8["name"], "edgerag native (q8_0)");
+    assert_eq!(float["cosine_to_native"], 1.0);
+    let cosine = q8["cosine_to_native"].as_f64().unwrap();
+    assert!((0.999..1.0).contains(&cosine), "q8_0 against f32: {cosine}");
+    for run in runs {
+        let batches: Vec<u64> = run["batches"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["batch"].as_u64().unwrap())
+            .collect();
+        assert_eq!(batches, [1, 2], "{run}");
+    }
     let skipped = embedding["skipped"].to_string();
     assert!(skipped.contains("--wasm-pkg") && skipped.contains("--peers"), "{skipped}");
     // 12 chunk vectors: 11 indexed, 1 held out as the query; a graph that small is exact.

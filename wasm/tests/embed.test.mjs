@@ -1,12 +1,15 @@
 // Parity of the wasm build with sentence-transformers: the real wasm module (built by
 // `make wasm`, bound by wasm-bindgen for Node) embeds the reference sentences, one at a time
-// and in one batch, and every vector must match the reference at cosine >= 0.999.
+// and in one batch, and every vector must match the reference at cosine >= 0.999; so must the
+// q8_0 model (`edgerag models quantize`, loaded with `Model.fromGguf`).
 // Run by `make test-wasm`: node --test wasm/tests/
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createRequire } from "node:module";
+import { cli } from "./support.mjs";
 
 const pkg = process.env.EDGERAG_WASM_PKG;
 const modelDir = process.env.EDGERAG_MODEL_DIR;
@@ -34,7 +37,7 @@ function cosine(a, b) {
   return dot / Math.sqrt(na * nb);
 }
 
-function check(vectors) {
+function check(vectors, model) {
   const dim = model.dimension;
   assert.equal(dim, 384);
   assert.equal(vectors.length, sentences.length * dim);
@@ -45,14 +48,37 @@ function check(vectors) {
 }
 
 test(`wasm batch of ${sentences.length} matches sentence-transformers`, () => {
-  check(model.embed(sentences.map((s) => s.text)));
+  check(model.embed(sentences.map((s) => s.text)), model);
 });
 
 test("wasm one-by-one matches sentence-transformers", () => {
   const dim = model.dimension;
   const out = new Float32Array(sentences.length * dim);
   sentences.forEach((s, i) => out.set(model.embed([s.text]), i * dim));
-  check(out);
+  check(out, model);
+});
+
+test("the q8_0 model (integer matrix products) matches sentence-transformers, batched or not", () => {
+  // The file `edgerag models quantize` writes natively, loaded from its bytes.
+  const dir = mkdtempSync(join(tmpdir(), "edgerag-q8-"));
+  try {
+    const file = join(dir, "minilm-q8_0.gguf");
+    assert.equal(cli("models", "quantize", "-o", file).path, file);
+    const q8 = Model.fromGguf(readFileSync(file));
+    assert.equal(q8.id, model.id, "the same model id: either searches the other's bundles");
+    const texts = sentences.map((s) => s.text);
+    const batched = q8.embed(texts);
+    check(batched, q8);
+    const dim = q8.dimension;
+    texts.forEach((text, i) => {
+      const alone = q8.embed([text]);
+      const c = cosine(alone, batched.subarray(i * dim, (i + 1) * dim));
+      assert.ok(c > 0.99999, `batched and alone differ (cosine ${c})`);
+    });
+    assert.throws(() => Model.fromGguf(readFileSync(file).subarray(0, 1000)), /GGUF/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test("wasm errors surface as exceptions, not crashes", () => {

@@ -8,12 +8,12 @@ use std::time::Instant;
 
 use anyhow::Result;
 use edgerag_core::Bundle;
-use edgerag_core::bundle::Embed;
+use edgerag_core::embed::{Embedder, quantize};
 use serde::{Deserialize, Serialize};
 
 use super::retrieval::SciFact;
 use super::{Args, Peers, SEED, script, synthetic};
-use crate::models::ModelFiles;
+use crate::models::{Format, ModelFiles};
 use crate::output;
 
 /// Texts to embed and where they came from.
@@ -109,35 +109,65 @@ pub(super) fn measure(
     peers: Option<&Peers>,
 ) -> Result<EmbeddingReport> {
     let texts = &inputs.texts;
-    let start = Instant::now();
-    let embedder = files.load()?;
-    let load_seconds = start.elapsed().as_secs_f64();
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
     let batches = [1, args.batch.min(texts.len()).max(1)];
-    let mut native = Vec::new();
-    for &batch in &batches {
-        let bar = output::progress(texts.len() as u64, &format!("native ×{batch}"), args.json);
-        embedder.embed_documents(&refs[..batch])?;
-        let start = Instant::now();
-        for group in refs.chunks(batch) {
-            embedder.embed_documents(group)?;
-            bar.inc(group.len() as u64);
-        }
-        bar.finish_and_clear();
-        native.push(throughput(batch, texts.len(), start.elapsed().as_secs_f64()));
-    }
-    let reference = embedder.embed_documents(&refs[..1])?.remove(0);
-    let threads = std::thread::available_parallelism().map_or(1, usize::from);
-    let mut runs = vec![EmbeddingRun {
-        name: "edgerag native".to_owned(),
-        setup: format!("candle, f32 safetensors, {threads} threads"),
-        load_seconds,
-        batches: native,
-        cosine_to_native: 1.0,
-        peak_memory_bytes: None,
-    }];
-    let mut skipped = Vec::new();
     let count = texts.len();
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    // The model as given and, from safetensors, the q8_0 file `edgerag models quantize` makes.
+    let quantized = match &files.format {
+        Format::Safetensors { config, tokenizer, weights } => {
+            Some(quantize(config, tokenizer, weights)?)
+        }
+        Format::Gguf(_) => None,
+    };
+    let given = match files.format {
+        Format::Safetensors { .. } => "f32",
+        Format::Gguf(_) => "q8_0",
+    };
+    let mut runs = Vec::new();
+    let mut reference = Vec::new();
+    for (weights, gguf) in
+        std::iter::once((given, None)).chain(quantized.as_deref().map(|q| ("q8_0", Some(q))))
+    {
+        let start = Instant::now();
+        let embedder = match gguf {
+            None => files.load()?,
+            Some(bytes) => Embedder::from_gguf(bytes, files.options())?,
+        };
+        let load_seconds = start.elapsed().as_secs_f64();
+        let mut native = Vec::new();
+        for &batch in &batches {
+            let label = format!("native {weights} ×{batch}");
+            let bar = output::progress(texts.len() as u64, &label, args.json);
+            embedder.embed_documents(&refs[..batch])?;
+            let start = Instant::now();
+            for group in refs.chunks(batch) {
+                embedder.embed_documents(group)?;
+                bar.inc(group.len() as u64);
+            }
+            bar.finish_and_clear();
+            native.push(throughput(batch, count, start.elapsed().as_secs_f64()));
+        }
+        let vector = embedder.embed_documents(&refs[..1])?.remove(0);
+        if reference.is_empty() {
+            reference = vector.clone();
+        }
+        runs.push(EmbeddingRun {
+            name: format!("edgerag native ({weights})"),
+            setup: match weights {
+                "q8_0" => format!(
+                    "{}, 1 thread for the products and {threads} for the rest",
+                    weights_setup(weights)
+                ),
+                _ => format!("{}, {threads} threads", weights_setup(weights)),
+            },
+            load_seconds,
+            batches: native,
+            cosine_to_native: cosine(&vector, &reference),
+            peak_memory_bytes: None,
+        });
+    }
+    let mut skipped = Vec::new();
     let run = |measured: Measured, name: String, setup: String| EmbeddingRun {
         name,
         setup,
@@ -149,15 +179,29 @@ pub(super) fn measure(
     match &args.wasm_pkg {
         None => skipped.push(format!("edgerag wasm: {}", script::WASM_SKIPPED)),
         Some(pkg) => {
-            let bar = output::progress(1, "wasm embedding", args.json);
-            let input = serde_json::json!({
-                "model": script::absolute(&files.dir), "texts": texts, "batches": batches,
-            });
-            let source = ("wasm-embed.mjs", include_str!("wasm-embed.mjs"));
-            let measured: Measured = script::run_wasm(pkg, source, input, "the wasm embedder")?;
-            bar.finish_and_clear();
-            let setup = "wasm32 + simd128 under Node, f32 safetensors, 1 thread".to_owned();
-            runs.push(run(measured, "edgerag wasm".to_owned(), setup));
+            let gguf = match &quantized {
+                Some(bytes) => {
+                    let file = tempfile::Builder::new().suffix(".gguf").tempfile()?;
+                    std::fs::write(file.path(), bytes)?;
+                    Some(file)
+                }
+                None => None,
+            };
+            let forms = [(given, files.dir.clone())]
+                .into_iter()
+                .chain(gguf.as_ref().map(|f| ("q8_0", f.path().to_path_buf())));
+            for (weights, model) in forms {
+                let bar = output::progress(1, &format!("wasm embedding, {weights}"), args.json);
+                let input = serde_json::json!({
+                    "model": script::absolute(&model), "texts": texts, "batches": batches,
+                });
+                let source = ("wasm-embed.mjs", include_str!("wasm-embed.mjs"));
+                let measured: Measured = script::run_wasm(pkg, source, input, "the wasm embedder")?;
+                bar.finish_and_clear();
+                let setup =
+                    format!("wasm32 + simd128 under Node, {}, 1 thread", weights_setup(weights));
+                runs.push(run(measured, format!("edgerag wasm ({weights})"), setup));
+            }
         }
     }
     match peers {
@@ -183,13 +227,22 @@ pub(super) fn measure(
     }
     let characters: usize = texts.iter().map(|t| t.chars().count()).sum();
     Ok(EmbeddingReport {
-        model: embedder.spec().model,
+        model: files.options().model_id,
         inputs: inputs.source,
         texts: count,
         mean_characters: characters as f64 / count.max(1) as f64,
         runs,
         skipped,
     })
+}
+
+/// How edgerag computes with weights of this kind.
+fn weights_setup(weights: &str) -> &'static str {
+    if weights == "q8_0" {
+        "q8_0 GGUF (integer matrix products)"
+    } else {
+        "candle, f32 safetensors"
+    }
 }
 
 /// Runs one embedding peer script on the texts.
@@ -231,7 +284,11 @@ pub(super) fn markdown(e: &EmbeddingReport) -> String {
     use super::report::{bytes, ratio, table};
     let batches: Vec<usize> =
         e.runs.first().map(|r| r.batches.iter().map(|t| t.batch).collect()).unwrap_or_default();
-    let wasm = e.runs.iter().find(|r| r.name == "edgerag wasm");
+    // The ratios are taken to the faster form of the wasm model where both were measured.
+    let wasm = ["edgerag wasm (q8_0)", "edgerag wasm (f32)"]
+        .iter()
+        .find_map(|name| e.runs.iter().find(|r| r.name == *name));
+    let wasm_name = wasm.map_or("edgerag wasm", |w| w.name.as_str());
     let speed = |run: &EmbeddingRun, batch: usize| {
         run.batches.iter().find(|t| t.batch == batch).map_or(0.0, |t| t.sentences_per_second)
     };
@@ -241,7 +298,7 @@ pub(super) fn markdown(e: &EmbeddingReport) -> String {
     }
     header.extend(["load".to_owned(), "peak memory".to_owned(), "cosine to native".to_owned()]);
     for batch in &batches {
-        header.push(format!("edgerag wasm ÷ it, batch {batch}"));
+        header.push(format!("{wasm_name} ÷ it, batch {batch}"));
     }
     let rows: Vec<Vec<String>> = e
         .runs
@@ -266,8 +323,9 @@ pub(super) fn markdown(e: &EmbeddingReport) -> String {
     let mut out = format!(
         "## Embedding ({})\n\n{} texts ({}, {:.0} characters on average), embedded one per call and \
          then {} per call, after one warm-up call; tokenising, pooling and normalising included. \
-         Each embedder's vector of the first text is compared with edgerag native's. Above 1× in \
-         the last columns, edgerag wasm is faster.\n\n",
+         Each embedder's vector of the first text is compared with edgerag native's (f32). Above \
+         1× in the last columns, {wasm_name} is faster. The q8_0 model is the file `edgerag \
+         models quantize` makes from the same weights (as the Worker uses).\n\n",
         e.model,
         e.texts,
         e.inputs,

@@ -17,9 +17,9 @@
 //!
 //! The same model also comes as one compact file: [`quantize`] turns the three files into a
 //! GGUF file of `q8_0` weights (about 25 MB for MiniLM instead of 87 MB), and
-//! [`Embedder::from_gguf`] runs it holding only the quantized weights in memory (each matrix
-//! is expanded to `f32` only while its layer runs). Its vectors have the same [`crate::bundle::EmbeddingSpec`] as the
-//! `f32` model's, so either model searches bundles embedded by the other (see [`quantized`]).
+//! [`Embedder::from_gguf`] runs it holding only the quantized weights in memory and multiplying
+//! them in integers. Its vectors have the same [`crate::bundle::EmbeddingSpec`] as the `f32`
+//! model's, so either model searches bundles embedded by the other (see [`quantized`]).
 
 mod options;
 mod pool;
@@ -137,7 +137,8 @@ impl Embedder {
     ) -> Result<Self> {
         let (content, config, tokenizer_json) = quantized::read_header(reader)?;
         let prepared = Prepared::new(&config, tokenizer_json.as_bytes(), options)?;
-        let (model, weight_bytes) = quantized::read_weights(reader, &content, &config)?;
+        let model = quantized::read_weights(reader, &content, &config)?;
+        let weight_bytes = model.weight_bytes();
         Ok(prepared.embedder(Encoder::Quantized(model), weight_bytes, &config))
     }
 
@@ -147,7 +148,8 @@ impl Embedder {
     }
 
     /// Bytes of the model's weights held in memory: `f32` tensors count 4 bytes a value,
-    /// `q8_0` tensors 34 bytes per 32 values. The tokenizer is not counted.
+    /// the quantized matrices 36 bytes per 32 values (`q8_0` with `f32` scales, packed for the
+    /// integer products), the `q8_0` word embeddings 34. The tokenizer is not counted.
     pub fn weight_bytes(&self) -> usize {
         self.weight_bytes
     }

@@ -1,14 +1,15 @@
 //! The BERT encoder on quantized weights: the same computation as candle-transformers'
-//! `BertModel`, with the matrices kept `q8_0` and expanded to `f32` one linear layer at a time,
-//! just before that layer runs, and the word embeddings gathered row by row from their `q8_0`
-//! table (only the rows of the batch's tokens are ever expanded).
+//! `BertModel`, with the linear layers' products computed in integers on the `q8_0` matrices
+//! (`matmul.rs`), and the word embeddings gathered row by row from their `q8_0` table (only the
+//! rows of the batch's tokens are ever expanded).
 //!
-//! Expanding a `q8_0` value (`f16` scale × `i8`) to `f32` is exact, and the activations stay
-//! `f32`, so every host computes what the `f32` model computes on the same weights: the result
-//! differs between platforms only by the `f32` summation order of their matrix kernels
-//! (≈ 1e-6), as the `f32` model's does. Quantizing the activations too (GGML's `q8_0 × q8_0`
-//! kernels) is faster but rounds differently on each platform's kernel, enough (≈ 1e-3) to swap
-//! near-tied search results between the browser, the edge and the CLI.
+//! The products round the activations to 16 bits per block of 32 and sum exactly in integers,
+//! in one fixed order of `f32` operations on every platform, so the browser, the edge and the
+//! CLI compute the same products. (GGML's `q8_0 × q8_0` kernels round the activations to 8
+//! bits, which costs accuracy, and sum in a different order on each platform's kernel, enough
+//! (≈ 1e-3) to swap near-tied search results between hosts.) The rest of the encoder runs in
+//! `f32` on candle's kernels, whose summation order differs between platforms by ≈ 1e-6, as the
+//! `f32` model's does.
 
 use std::collections::HashMap;
 
@@ -17,12 +18,26 @@ use candle_core::{D, DType, Device, Module, Tensor};
 use candle_nn::{Embedding, LayerNorm};
 use candle_transformers::models::bert::{Config, HiddenAct};
 
-/// The loaded tensors, taken out by name as the layers are assembled.
-pub(super) struct Weights(pub(super) HashMap<String, QTensor>);
+use super::matmul::Linear;
+
+/// The loaded tensors, taken out by name as the layers are assembled, and the bytes of what
+/// the layers hold of them.
+pub(super) struct Weights {
+    tensors: HashMap<String, QTensor>,
+    held: usize,
+}
 
 impl Weights {
+    pub(super) fn new(tensors: HashMap<String, QTensor>) -> Self {
+        Self { tensors, held: 0 }
+    }
+
+    /// A tensor as stored (held as is).
     fn take(&mut self, name: &str) -> candle_core::Result<QTensor> {
-        self.0.remove(name).ok_or_else(|| candle_core::Error::Msg(format!("no tensor {name}")))
+        let tensor = self.tensors.remove(name);
+        let tensor = tensor.ok_or_else(|| candle_core::Error::Msg(format!("no tensor {name}")))?;
+        self.held += tensor.storage_size_in_bytes();
+        Ok(tensor)
     }
 
     /// A tensor stored as `f32`, as a plain tensor.
@@ -31,27 +46,18 @@ impl Weights {
     }
 
     fn linear(&mut self, prefix: &str) -> candle_core::Result<Linear> {
-        let weight = self.take(&format!("{prefix}.weight"))?;
-        Ok(Linear { weight, bias: self.float(&format!("{prefix}.bias"))? })
+        let weight = self.tensors.remove(&format!("{prefix}.weight"));
+        let weight = weight.ok_or_else(|| candle_core::Error::Msg(format!("no {prefix}")))?;
+        let bias = self.tensors.remove(&format!("{prefix}.bias"));
+        let bias = bias.ok_or_else(|| candle_core::Error::Msg(format!("no {prefix} bias")))?;
+        let linear = Linear::new(&weight, bias.dequantize(&Device::Cpu)?.to_vec1()?)?;
+        self.held += linear.bytes();
+        Ok(linear)
     }
 
     fn norm(&mut self, prefix: &str, eps: f64) -> candle_core::Result<LayerNorm> {
         let weight = self.float(&format!("{prefix}.weight"))?;
         Ok(LayerNorm::new(weight, self.float(&format!("{prefix}.bias"))?, eps))
-    }
-}
-
-/// A linear layer: quantized weight (outputs × inputs), `f32` bias.
-struct Linear {
-    weight: QTensor,
-    bias: Tensor,
-}
-
-impl Linear {
-    /// `candle_nn::Linear`'s product, on the weight expanded for this call only.
-    fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
-        let weight = self.weight.dequantize(&Device::Cpu)?;
-        candle_nn::Linear::new(weight, Some(self.bias.clone())).forward(x)
     }
 }
 
@@ -77,6 +83,8 @@ pub(crate) struct Bert {
     heads: usize,
     head_size: usize,
     activation: HiddenAct,
+    /// Bytes of the weights held.
+    weight_bytes: usize,
 }
 
 impl Bert {
@@ -116,7 +124,14 @@ impl Bert {
             heads,
             head_size: config.hidden_size / heads,
             activation: config.hidden_act,
+            weight_bytes: weights.held,
         })
+    }
+
+    /// Bytes of the weights held: the packed matrices (see [`Linear`]), the `q8_0` word
+    /// embeddings and the `f32` vectors.
+    pub(crate) fn weight_bytes(&self) -> usize {
+        self.weight_bytes
     }
 
     /// The last layer's token vectors (batch × tokens × hidden) of `ids` (batch × tokens), with
