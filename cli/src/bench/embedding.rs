@@ -114,15 +114,11 @@ pub(super) fn measure(
     let count = texts.len();
     let threads = std::thread::available_parallelism().map_or(1, usize::from);
     // The model as given and, from safetensors, the q8_0 file `edgerag models quantize` makes.
-    let quantized = match &files.format {
+    let (given, quantized) = match &files.format {
         Format::Safetensors { config, tokenizer, weights } => {
-            Some(quantize(config, tokenizer, weights)?)
+            ("f32", Some(quantize(config, tokenizer, weights)?))
         }
-        Format::Gguf(_) => None,
-    };
-    let given = match files.format {
-        Format::Safetensors { .. } => "f32",
-        Format::Gguf(_) => "q8_0",
+        Format::Gguf(_) => ("q8_0", None),
     };
     let mut runs = Vec::new();
     let mut reference = Vec::new();

@@ -32,10 +32,15 @@ impl Weights {
         Self { tensors, held: 0 }
     }
 
+    fn remove(&mut self, name: &str) -> candle_core::Result<QTensor> {
+        self.tensors
+            .remove(name)
+            .ok_or_else(|| candle_core::Error::Msg(format!("no tensor {name}")))
+    }
+
     /// A tensor as stored (held as is).
     fn take(&mut self, name: &str) -> candle_core::Result<QTensor> {
-        let tensor = self.tensors.remove(name);
-        let tensor = tensor.ok_or_else(|| candle_core::Error::Msg(format!("no tensor {name}")))?;
+        let tensor = self.remove(name)?;
         self.held += tensor.storage_size_in_bytes();
         Ok(tensor)
     }
@@ -46,11 +51,9 @@ impl Weights {
     }
 
     fn linear(&mut self, prefix: &str) -> candle_core::Result<Linear> {
-        let weight = self.tensors.remove(&format!("{prefix}.weight"));
-        let weight = weight.ok_or_else(|| candle_core::Error::Msg(format!("no {prefix}")))?;
-        let bias = self.tensors.remove(&format!("{prefix}.bias"));
-        let bias = bias.ok_or_else(|| candle_core::Error::Msg(format!("no {prefix} bias")))?;
-        let linear = Linear::new(&weight, bias.dequantize(&Device::Cpu)?.to_vec1()?)?;
+        let weight = self.remove(&format!("{prefix}.weight"))?;
+        let bias = self.remove(&format!("{prefix}.bias"))?.dequantize(&Device::Cpu)?;
+        let linear = Linear::new(&weight, bias.to_vec1()?)?;
         self.held += linear.bytes();
         Ok(linear)
     }
