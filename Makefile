@@ -50,7 +50,7 @@ WASM_PKG := $(CARGO_TARGET_DIR)/wasm-pkg
 WASM_WEB_PKG := $(CARGO_TARGET_DIR)/wasm-pkg-web
 
 .PHONY: wasm-web
-wasm-web: wasm ## The wasm module bound for browsers (ESM) and size-optimised by wasm-opt
+wasm-web: wasm ## The wasm module bound for browsers (ESM)
 	scripts/setup.sh wasm-bindgen
 	scripts/wasm-bindgen.sh $(WASM_PROFILE) web $(WASM_WEB_PKG)
 

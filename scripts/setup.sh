@@ -2,7 +2,7 @@
 # Installs what the build and tests need, idempotently: `scripts/setup.sh STEP...`.
 #   rust         checks cargo, rustfmt and clippy (adds the rustup components if missing)
 #   wasm-debian  Debian's rustc-web toolchain for wasm32 (used when rustup lacks the target)
-#   wasm-bindgen the wasm-bindgen CLI at exactly the version in Cargo.lock, Node.js and wasm-opt
+#   wasm-bindgen the wasm-bindgen CLI at exactly the version in Cargo.lock, and Node.js
 #   node         the npm workspace's packages (npm ci), reinstalled only when package-lock.json changes
 #   browser      Debian's Chromium and ChromeDriver, for the browser tests
 #   worker       wrangler, workerd and Node 22 (npm packages in worker/), to run the Worker locally
@@ -50,7 +50,6 @@ wasm_bindgen() {
     CARGO_TARGET_DIR="$tools/target" cargo install --quiet --root "$tools" wasm-bindgen-cli --version "$version"
   fi
   command -v node >/dev/null || apt_install nodejs
-  command -v wasm-opt >/dev/null || apt_install binaryen
 }
 
 # `npm ci` in the directory $1 (the repository root by default), with any further arguments,
@@ -141,7 +140,7 @@ bench_model() {
 for step in "$@"; do
   case "$step" in
     rust) rust ;;
-    wasm-debian) apt_install rustc-web cargo-web rust-web-src lld binaryen ;;
+    wasm-debian) apt_install rustc-web cargo-web rust-web-src lld ;;
     wasm-bindgen) wasm_bindgen ;;
     node) node_packages ;;
     browser) apt_install chromium chromium-driver ;;

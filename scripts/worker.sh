@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the Cloudflare Worker into worker/build/, the `main` of wrangler.toml, without
 # worker-build and without downloading binaries: the crate for wasm32 (scripts/wasm.sh), then
-# wasm-opt and wasm-bindgen --target module (scripts/wasm-bindgen.sh, the wasm-bindgen CLI at
+# wasm-bindgen --target module (scripts/wasm-bindgen.sh, the wasm-bindgen CLI at
 # Cargo.lock's version), wrapped by the entry module worker/js/shim.mjs. wrangler bundles it.
 # Usage: scripts/worker.sh [PROFILE]  (default wasm-release)
 set -euo pipefail

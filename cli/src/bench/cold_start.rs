@@ -1,6 +1,8 @@
 //! Cold start in Chromium (`bench/cold-start.mjs`): from page load to ready and to the first
-//! answer, with the bundle and the model uncached, then cached, `RUNS` times each.
+//! answer, with the bundle and the model uncached, then cached, `RUNS` times each; and the size
+//! of the wasm module the site serves.
 
+use std::io::Write;
 use std::path::Path;
 
 use anyhow::{Context, Result};
@@ -19,7 +21,38 @@ pub(super) struct ColdStartReport {
     pub(super) question: String,
     pub(super) bundle_bytes: u64,
     pub(super) runs: Vec<ColdStart>,
+    /// Measured here, not by the script.
+    #[serde(default)]
+    pub(super) module: ModuleSize,
 }
+
+/// The site's wasm module (`edgerag_wasm_bg.wasm`).
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub(super) struct ModuleSize {
+    /// As served.
+    pub(super) bytes: u64,
+    /// Compressed with gzip at its highest level.
+    pub(super) gzipped_bytes: u64,
+}
+
+impl ModuleSize {
+    fn of_site(site: &Path) -> Result<Self> {
+        let path = walkdir::WalkDir::new(site)
+            .into_iter()
+            .filter_map(std::result::Result::ok)
+            .find(|entry| entry.file_name() == MODULE)
+            .map(walkdir::DirEntry::into_path)
+            .with_context(|| format!("no {MODULE} in {}: run make www", site.display()))?;
+        let module = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+        let mut gzip = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        gzip.write_all(&module).context("compressing the wasm module")?;
+        let gzipped = gzip.finish().context("compressing the wasm module")?;
+        Ok(Self { bytes: module.len() as u64, gzipped_bytes: gzipped.len() as u64 })
+    }
+}
+
+/// The module's file name in the site.
+const MODULE: &str = "edgerag_wasm_bg.wasm";
 
 /// One page load.
 #[derive(Debug, Serialize, Deserialize)]
@@ -47,15 +80,17 @@ pub(super) fn measure(
         "edgerag": edgerag, "bundle": script::absolute(bundle), "site": script::absolute(site),
         "question": question, "runs": RUNS,
     });
+    let module = ModuleSize::of_site(site)?;
     let bar = output::progress(1, "cold start in Chromium", quiet);
-    let report = script::run_peer(peers, "cold-start.mjs", &input, "the cold start in Chromium")?;
+    let report: ColdStartReport =
+        script::run_peer(peers, "cold-start.mjs", &input, "the cold start in Chromium")?;
     bar.finish_and_clear();
-    Ok(report)
+    Ok(ColdStartReport { module, ..report })
 }
 
 /// The section of the Markdown report.
 pub(super) fn markdown(r: &ColdStartReport) -> String {
-    use super::report::{bytes, median, ms, table};
+    use super::report::{bytes, median, ms, table, thousands};
     let rows: Vec<Vec<String>> = ["uncached", "cached"]
         .iter()
         .map(|&cache| {
@@ -81,5 +116,11 @@ pub(super) fn markdown(r: &ColdStartReport) -> String {
     let header =
         ["load", "runs", "ready to ask", "first answer", "bundle and model over the network"];
     out.push_str(&table(&header, &rows));
+    out.push_str(&format!(
+        "\nThe wasm module the site serves (`{MODULE}`): {} bytes, {} gzipped \
+         (level 9).\n",
+        thousands(r.module.bytes),
+        thousands(r.module.gzipped_bytes)
+    ));
     out
 }

@@ -144,6 +144,19 @@ pub(super) fn ms(value: f64) -> String {
     }
 }
 
+/// `n` with a comma between groups of three digits, as the README writes sizes.
+pub(super) fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() * 4 / 3);
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
+}
+
 /// Bytes in MiB (or KiB when small).
 pub(super) fn bytes(value: f64) -> String {
     if value >= f64::from(1 << 20) {
@@ -164,4 +177,15 @@ pub(super) fn ratio(a: f64, b: f64) -> String {
 pub(super) fn median(values: impl IntoIterator<Item = f64>) -> f64 {
     let values: Vec<f64> = values.into_iter().collect();
     super::percentile(&values, 0.5)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn thousands_groups_three_digits() {
+        let cases = [(0, "0"), (999, "999"), (1_000, "1,000"), (6_155_677, "6,155,677")];
+        for (n, written) in cases {
+            assert_eq!(super::thousands(n), written);
+        }
+    }
 }

@@ -14,11 +14,12 @@
 use std::collections::HashMap;
 
 use candle_core::quantized::QTensor;
-use candle_core::{D, DType, Device, Module, Tensor};
+use candle_core::{DType, Device, Module, Tensor};
 use candle_nn::{Embedding, LayerNorm};
 use candle_transformers::models::bert::{Config, HiddenAct};
 
-use super::matmul::Linear;
+use super::matmul::{Activations, Linear};
+use super::{activation, attention};
 
 /// The loaded tensors, taken out by name as the layers are assembled, and the bytes of what
 /// the layers hold of them.
@@ -150,40 +151,33 @@ impl Bert {
         let x = (words + self.token_types.forward(token_types)?)?
             .broadcast_add(&self.positions.narrow(0, 0, tokens)?)?;
         let mut x = self.norm.forward(&x)?;
-        let mask = additive_mask(mask)?;
+        let mask = mask.to_dtype(DType::U32)?.flatten_all()?.to_vec1::<u32>()?;
         for layer in &self.layers {
             x = self.layer(layer, &x, &mask)?;
         }
         Ok(x)
     }
 
-    fn layer(&self, layer: &Layer, x: &Tensor, mask: &Tensor) -> candle_core::Result<Tensor> {
-        let (batch, tokens, _) = x.dims3()?;
-        let heads = |t: Tensor| {
-            t.reshape((batch, tokens, self.heads, self.head_size))?.transpose(1, 2)?.contiguous()
-        };
-        let query = heads(layer.query.forward(x)?)?;
-        let key = heads(layer.key.forward(x)?)?;
-        let value = heads(layer.value.forward(x)?)?;
-        let scores = (query.matmul(&key.t()?)? / (self.head_size as f64).sqrt())?;
-        let probabilities = candle_nn::ops::softmax(&scores.broadcast_add(mask)?, D::Minus1)?;
-        let context = probabilities.matmul(&value)?.transpose(1, 2)?.contiguous()?;
-        let context = context.flatten_from(D::Minus2)?;
+    fn layer(&self, layer: &Layer, x: &Tensor, mask: &[u32]) -> candle_core::Result<Tensor> {
+        let (batch, tokens, hidden) = x.dims3()?;
+        let rounded = Activations::new(&x.flatten_all()?.to_vec1::<f32>()?, hidden);
+        let [query, key, value] =
+            [&layer.query, &layer.key, &layer.value].map(|linear| linear.apply(&rounded));
+        let context =
+            attention::attend(&query?, &key?, &value?, mask, tokens, self.heads, self.head_size)?;
+        let context = Tensor::from_vec(context, (batch, tokens, hidden), &Device::Cpu)?;
         let attended =
             layer.attention_norm.forward(&(layer.attention_output.forward(&context)? + x)?)?;
         let hidden = layer.intermediate.forward(&attended)?;
         let hidden = match self.activation {
-            HiddenAct::Gelu => hidden.gelu_erf()?,
+            HiddenAct::Gelu => {
+                let mut values = hidden.flatten_all()?.to_vec1::<f32>()?;
+                activation::gelu(&mut values);
+                Tensor::from_vec(values, hidden.shape(), &Device::Cpu)?
+            }
             HiddenAct::GeluApproximate => hidden.gelu()?,
             HiddenAct::Relu => hidden.relu()?,
         };
         layer.output_norm.forward(&(layer.output.forward(&hidden)? + attended)?)
     }
-}
-
-/// The attention mask as candle's `BertModel` makes it: batch × 1 × 1 × tokens, 0 where a
-/// token may be attended and the lowest `f32` where it is padding.
-fn additive_mask(mask: &Tensor) -> candle_core::Result<Tensor> {
-    let mask = mask.unsqueeze(1)?.unsqueeze(1)?.to_dtype(DType::F32)?;
-    (mask.ones_like()? - &mask)?.affine(f64::from(f32::MIN), 0.0)
 }

@@ -100,21 +100,26 @@ impl Linear {
     /// `x·Wᵀ + b` for `x` of any shape whose last dimension is the layer's inputs.
     pub(super) fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
         let mut shape = x.dims().to_vec();
-        if shape.last() != Some(&self.inputs) {
-            return Err(candle_core::Error::Msg(format!(
-                "a linear layer of {} inputs got a tensor of shape {shape:?}",
-                self.inputs
-            )));
-        }
-        let values = x.flatten_all()?.to_vec1::<f32>()?;
-        let rows = values.len() / self.inputs;
-        let activations = Activations::new(&values, self.inputs);
-        let mut out = vec![0f32; rows * self.outputs];
-        self.multiply::<Native>(&activations, rows, &mut out);
+        let inputs = shape.last().copied().unwrap_or(0);
+        let out = self.apply(&Activations::new(&x.flatten_all()?.to_vec1::<f32>()?, inputs))?;
         if let Some(last) = shape.last_mut() {
             *last = self.outputs;
         }
         Tensor::from_vec(out, shape, &Device::Cpu)
+    }
+
+    /// `x·Wᵀ + b` for rows already rounded: rows × outputs, row after row. Layers that read
+    /// the same input (attention's query, key and value) round it once.
+    pub(super) fn apply(&self, x: &Activations) -> candle_core::Result<Vec<f32>> {
+        if x.inputs != self.inputs {
+            return Err(candle_core::Error::Msg(format!(
+                "a linear layer of {} inputs got rows of {}",
+                self.inputs, x.inputs
+            )));
+        }
+        let mut out = vec![0f32; x.rows * self.outputs];
+        self.multiply::<Native>(x, x.rows, &mut out);
+        Ok(out)
     }
 
     /// Writes the first `rows` rows of `activations · Wᵀ + b` into `out` (rows × outputs).
@@ -142,18 +147,22 @@ impl Linear {
 
 /// Activation rows rounded to 16 bits per block, padded with zero rows to a multiple of
 /// [`MR`] rows.
-struct Activations {
+pub(super) struct Activations {
     /// Each row's blocks.
     blocks: Vec<ActivationBlock>,
     /// Each row's block scales.
     scales: Vec<f32>,
-    /// Blocks per row.
-    row_blocks: usize,
+    /// Values per row.
+    inputs: usize,
+    /// Rows, without the padding.
+    rows: usize,
 }
 
 impl Activations {
-    fn new(values: &[f32], inputs: usize) -> Self {
-        let rows = values.len() / inputs;
+    /// Rounds `values`, rows of `inputs` values each (a multiple of 32, as every layer's
+    /// inputs are; see [`Linear::new`]).
+    pub(super) fn new(values: &[f32], inputs: usize) -> Self {
+        let rows = values.len().checked_div(inputs).unwrap_or(0);
         let row_blocks = inputs / BLOCK;
         let padded = rows.div_ceil(MR) * MR * row_blocks;
         let mut blocks = vec![[0i32; BLOCK / 2]; padded];
@@ -168,12 +177,13 @@ impl Activations {
                 *pair = (u32::from(round(values[0])) | u32::from(round(values[1])) << 16) as i32;
             }
         }
-        Self { blocks, scales, row_blocks }
+        Self { blocks, scales, inputs, rows }
     }
 
     /// Row `r`'s blocks and block scales.
     fn row(&self, r: usize) -> (&[ActivationBlock], &[f32]) {
-        let range = r * self.row_blocks..(r + 1) * self.row_blocks;
+        let row_blocks = self.inputs / BLOCK;
+        let range = r * row_blocks..(r + 1) * row_blocks;
         (&self.blocks[range.clone()], &self.scales[range])
     }
 }
@@ -182,7 +192,7 @@ impl Activations {
 /// 1.5 · 2²³ leaves no fraction bits to round into. The same bits on every target, and
 /// inlined where `f32::round_ties_even` is a library call (x86-64 without SSE4.1).
 #[inline(always)]
-fn round_to_even(v: f32) -> f32 {
+pub(super) fn round_to_even(v: f32) -> f32 {
     const SHIFT: f32 = 12_582_912.0;
     (v + SHIFT) - SHIFT
 }

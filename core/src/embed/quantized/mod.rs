@@ -5,8 +5,12 @@
 //! [`quantize`] writes it from the model's three files; [`super::Embedder::from_gguf`] loads it.
 //! The matrices stay `q8_0` in memory and are multiplied in integers, with the activations
 //! rounded to 16 bits (`matmul.rs`): as accurate as the `f32` product on the same weights and
-//! the same bits on every platform; the word-embedding table stays `q8_0` too and only the
-//! rows of a batch's tokens are expanded. Vectors keep the model's identity: a bundle
+//! the same bits on every platform. Attention (`attention.rs`) sums over each text's own
+//! tokens only and the softmax and GELU are plain `f32` arithmetic (`activation.rs`), so a
+//! vector is the same bits batched or alone, and natively and in WebAssembly it differs only
+//! in last bits, where candle's layer norm and sums use each architecture's vector code
+//! (both tested). The
+//! word-embedding table stays `q8_0` too and only the rows of a batch's tokens are expanded. Vectors keep the model's identity: a bundle
 //! embedded with the `f32` model is searched with the quantized one and vice versa (cosine
 //! ≥ 0.999 to the `f32` vectors; measured in the tests).
 //!
@@ -58,6 +62,8 @@
 //!
 //! - 1: the layout above.
 
+mod activation;
+mod attention;
 mod bert;
 mod matmul;
 pub(crate) mod tensors;
