@@ -165,9 +165,9 @@ impl Bert {
             [&layer.query, &layer.key, &layer.value].map(|linear| linear.apply(&rounded));
         let context =
             attention::attend(&query?, &key?, &value?, mask, tokens, self.heads, self.head_size)?;
-        let context = Tensor::from_vec(context, (batch, tokens, hidden), &Device::Cpu)?;
-        let attended =
-            layer.attention_norm.forward(&(layer.attention_output.forward(&context)? + x)?)?;
+        let attended = layer.attention_output.apply(&Activations::new(&context, hidden))?;
+        let attended = Tensor::from_vec(attended, (batch, tokens, hidden), &Device::Cpu)?;
+        let attended = layer.attention_norm.forward(&(attended + x)?)?;
         let hidden = layer.intermediate.forward(&attended)?;
         let hidden = match self.activation {
             HiddenAct::Gelu => {

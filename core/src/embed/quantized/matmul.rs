@@ -118,13 +118,13 @@ impl Linear {
             )));
         }
         let mut out = vec![0f32; x.rows * self.outputs];
-        self.multiply::<Native>(x, x.rows, &mut out);
+        self.multiply::<Native>(x, &mut out);
         Ok(out)
     }
 
-    /// Writes the first `rows` rows of `activations · Wᵀ + b` into `out` (rows × outputs).
-    fn multiply<L: Lanes>(&self, activations: &Activations, rows: usize, out: &mut [f32]) {
-        let blocks = self.inputs / BLOCK;
+    /// Writes `activations · Wᵀ + b` into `out` (rows × outputs).
+    fn multiply<L: Lanes>(&self, activations: &Activations, out: &mut [f32]) {
+        let (rows, blocks) = (activations.rows, self.inputs / BLOCK);
         for first in (0..rows).step_by(MR) {
             let tile_rows = MR.min(rows - first);
             let x: [_; MR] = std::array::from_fn(|r| activations.row(first + r));
@@ -596,8 +596,8 @@ mod tests {
             (0..rows * inputs).map(|i| ((i * 7 % 23) as f32 - 11.0) * (i % 13) as f32).collect();
         let activations = Activations::new(&x, inputs);
         let (mut native, mut portable) = (vec![0f32; rows * outputs], vec![1f32; rows * outputs]);
-        layer.multiply::<Native>(&activations, rows, &mut native);
-        layer.multiply::<Portable>(&activations, rows, &mut portable);
+        layer.multiply::<Native>(&activations, &mut native);
+        layer.multiply::<Portable>(&activations, &mut portable);
         let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
         assert_eq!(bits(&native), bits(&portable));
     }
