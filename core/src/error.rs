@@ -22,6 +22,14 @@ pub enum Error {
     /// Support for this format was not compiled in (a disabled cargo feature).
     #[error("{0} support is not compiled in (enable the `{1}` feature of edgerag-core)")]
     FormatDisabled(&'static str, &'static str),
+    /// The bytes are binary data (NUL or other control bytes, or not text in any encoding),
+    /// whatever the file's extension says.
+    #[error("binary data, not a text document")]
+    Binary,
+    /// An input is over one of the documented limits of [`crate::limits`] (its size, its
+    /// nesting, what it inflates to); the message names the limit.
+    #[error("{0}")]
+    Limit(String),
     /// A PDF could not be parsed or holds no extractable text.
     #[error("unreadable PDF: {0}")]
     Pdf(String),

@@ -50,6 +50,7 @@ pub mod generate;
 pub mod graph;
 pub mod index;
 pub mod keywords;
+pub mod limits;
 pub mod llm;
 pub mod load;
 pub mod query;

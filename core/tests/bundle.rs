@@ -91,6 +91,51 @@ fn payload_with_a_valid_checksum_but_bad_indices_is_refused() {
     assert!(matches!(Bundle::from_bytes(&bytes), Err(Error::Decode(_))));
 }
 
+/// `bytes` with its payload replaced by `payload`, length and checksum set to match.
+fn with_payload(bytes: &[u8], payload: &[u8]) -> Vec<u8> {
+    let mut out = bytes[..HEADER_LEN].to_vec();
+    out[16..24].copy_from_slice(&(payload.len() as u64).to_le_bytes());
+    out[24..HEADER_LEN].copy_from_slice(blake3::hash(payload).as_bytes());
+    out.extend_from_slice(payload);
+    out
+}
+
+#[test]
+fn reserved_header_flags_are_refused() {
+    let bytes = common::bundle().to_bytes().unwrap();
+    for bit in [0, 7, 31] {
+        let mut flagged = bytes.clone();
+        flagged[12..16].copy_from_slice(&(1u32 << bit).to_le_bytes());
+        let err = Bundle::from_bytes(&flagged).unwrap_err();
+        assert!(matches!(err, Error::Decode(_)), "{err:?}");
+        assert!(err.to_string().contains("reserved flags"), "{err}");
+    }
+}
+
+#[test]
+fn a_payload_that_does_not_decode_names_the_part_that_failed() {
+    let bundle = common::bundle();
+    let bytes = bundle.to_bytes().unwrap();
+    let payload = &bytes[HEADER_LEN..];
+
+    // Invalid UTF-8 inside the text of the third chunk.
+    let text = bundle.chunks[2].text.as_bytes();
+    let at = payload.windows(text.len()).position(|w| w == text).unwrap();
+    let mut broken = payload.to_vec();
+    broken[at] = 0xff;
+    let err = Bundle::from_bytes(&with_payload(&bytes, &broken)).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "malformed bundle payload: chunks[2]: tried to parse invalid utf-8"
+    );
+
+    // A payload cut short fails in its last part, and says so.
+    let err = Bundle::from_bytes(&with_payload(&bytes, &payload[..payload.len() - 3])).unwrap_err();
+    let message = err.to_string();
+    assert!(message.starts_with("malformed bundle payload: bm25"), "{message}");
+    assert!(message.ends_with("hit the end of buffer, expected more data"), "{message}");
+}
+
 /// A bundle written by format version 1, kept to prove that old bundles stay readable.
 /// Made with `edgerag build core/tests/fixtures/normans.md
 /// core/tests/fixtures/computational-complexity.html -o core/tests/fixtures/bundle-v1.bundle

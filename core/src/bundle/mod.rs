@@ -10,7 +10,7 @@
 //! | 0  | 8  | magic `b"EDGERAG\0"` |
 //! | 8  | 2  | `version`: format version the file was written with |
 //! | 10 | 2  | `min_reader`: oldest format version a reader must support to read the file |
-//! | 12 | 4  | flags, reserved, 0 |
+//! | 12 | 4  | flags, reserved: 0 (a reader refuses a file with any bit set) |
 //! | 16 | 8  | payload length in bytes |
 //! | 24 | 32 | BLAKE3 hash of the payload |
 //! | 56 | …  | payload: [`Bundle`] encoded with postcard |
@@ -341,12 +341,11 @@ impl Bundle {
     /// [`Error::Corrupted`] or [`Error::Decode`]; never panics, whatever the bytes.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
         let (version, payload) = check_header(bytes)?;
-        let decoded = match version {
-            1 => postcard::take_from_bytes::<v1::Bundle>(payload).map(|(b, r)| (b.into(), r)),
-            2 => postcard::take_from_bytes::<v2::Bundle>(payload).map(|(b, r)| (b.into(), r)),
-            _ => postcard::take_from_bytes::<Bundle>(payload),
-        };
-        let (bundle, rest): (Bundle, &[u8]) = decoded.map_err(|e| Error::Decode(e.to_string()))?;
+        let (bundle, rest): (Bundle, &[u8]) = match version {
+            1 => decode::<v1::Bundle>(payload).map(|(b, r)| (b.into(), r)),
+            2 => decode::<v2::Bundle>(payload).map(|(b, r)| (b.into(), r)),
+            _ => decode::<Bundle>(payload),
+        }?;
         // A newer writer that still admits this reader (`min_reader`) may append fields.
         if !rest.is_empty() && version <= FORMAT_VERSION {
             return Err(Error::Decode(format!(
@@ -434,6 +433,36 @@ fn validate_graph(graph: &KeywordGraph, chunks: usize) -> Result<()> {
     Ok(())
 }
 
+/// The parts of a payload, in the order every format version encodes them.
+const PARTS: [&str; 6] = ["manifest", "documents", "chunks", "graph", "bm25", "dense"];
+
+/// Decodes a payload of type `T`. When that fails it is decoded once more, tracking the path
+/// to the failing value, so the error names the part and, in the document and chunk tables,
+/// the entry (`chunks[12]: …`), at no cost to payloads that decode.
+fn decode<'a, T: Deserialize<'a>>(payload: &'a [u8]) -> Result<(T, &'a [u8])> {
+    postcard::take_from_bytes(payload).map_err(|error| {
+        let mut tracked = postcard::Deserializer::from_bytes(payload);
+        let path = serde_path_to_error::deserialize::<_, T>(&mut tracked).err();
+        // postcard encodes structs as sequences: the path is made of indices.
+        let mut indices = path.iter().flat_map(|e| e.path().iter()).map(|segment| match segment {
+            serde_path_to_error::Segment::Seq { index } => Some(*index),
+            _ => None,
+        });
+        let part = indices.next().flatten().and_then(|i| PARTS.get(i));
+        let place = match (part, indices.next().flatten()) {
+            (Some(&table @ ("documents" | "chunks")), Some(entry)) => format!("{table}[{entry}]: "),
+            (Some(part), _) => format!("{part}: "),
+            (None, _) => String::new(),
+        };
+        let problem = match error {
+            // postcard drops the message of errors raised by the types themselves.
+            postcard::Error::SerdeDeCustom => "a value out of range".to_owned(),
+            other => other.to_string().to_lowercase(),
+        };
+        Error::Decode(format!("{place}{problem}"))
+    })
+}
+
 /// Checks the header and returns the format version and the payload.
 fn check_header(bytes: &[u8]) -> Result<(u16, &[u8])> {
     let found = bytes.len() as u64;
@@ -458,6 +487,12 @@ fn check_header(bytes: &[u8]) -> Result<(u16, &[u8])> {
     }
     if version < OLDEST_READABLE_VERSION {
         return Err(Error::TooOld { found: version, oldest: versions.0, current: versions.1 });
+    }
+    let flags = u32::from_le_bytes([bytes[12], bytes[13], bytes[14], bytes[15]]);
+    if flags != 0 {
+        return Err(Error::Decode(format!(
+            "header: reserved flags {flags:#010x} are set (no edgerag version defines them)"
+        )));
     }
     let mut len = [0u8; 8];
     len.copy_from_slice(&bytes[16..24]);

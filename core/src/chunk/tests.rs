@@ -20,7 +20,7 @@ fn squad_document() -> Document {
             None => b.block(BlockKind::Paragraph, line, None),
         }
     }
-    b.finish()
+    b.finish().expect("within the limits")
 }
 
 /// A stand-in for a tokenizer: counts whitespace-separated words.
@@ -130,7 +130,7 @@ fn code_and_tables_stay_whole_and_are_never_carried_over() {
     b.block(BlockKind::Paragraph, &"The bundle holds every chunk. ".repeat(6), None);
     let table = "format | loader\nmarkdown | pulldown-cmark\nhtml | scraper\npdf | pdf-extract";
     b.block(BlockKind::Table, table, None);
-    let doc = b.finish();
+    let doc = b.finish().expect("within the limits");
     let config = ChunkConfig { target: 150, max: 200, min: 40, overlap: 0.3 };
     let chunks = chunk_document(&doc, 0, &config, &CharSizer);
     assert!(chunks.iter().any(|c| c.text.contains(code)));
@@ -149,7 +149,7 @@ fn over_long_code_splits_at_line_ends() {
     let mut b = DocumentBuilder::new();
     let lines: Vec<String> = (0..40).map(|i| format!("    step_{i}(input, output);")).collect();
     b.block(BlockKind::Code, &lines.join("\n"), None);
-    let doc = b.finish();
+    let doc = b.finish().expect("within the limits");
     let config = ChunkConfig { target: 200, max: 250, min: 50, overlap: 0.15 };
     let chunks = chunk_document(&doc, 0, &config, &CharSizer);
     assert!(chunks.len() >= 5);
@@ -170,7 +170,7 @@ fn pages_are_not_crossed_unless_both_sides_are_small() {
     b.block(BlockKind::Paragraph, &long, Some(2));
     b.block(BlockKind::Paragraph, "A footnote.", Some(3));
     b.block(BlockKind::Paragraph, "Page four is short too.", Some(4));
-    let doc = b.finish();
+    let doc = b.finish().expect("within the limits");
     let config = ChunkConfig { target: 400, max: 500, min: 60, overlap: 0.15 };
     let chunks = chunk_document(&doc, 0, &config, &CharSizer);
     let pages: Vec<Option<u32>> = chunks.iter().map(|c| c.page).collect();
@@ -183,7 +183,7 @@ fn an_over_long_sentence_is_cut_at_word_boundaries() {
     let sentence = format!("{}end.", "antidisestablishment ".repeat(30));
     let mut b = DocumentBuilder::new();
     b.block(BlockKind::Paragraph, &format!("Short start. {sentence} Short end."), None);
-    let doc = b.finish();
+    let doc = b.finish().expect("within the limits");
     let config = ChunkConfig { target: 100, max: 120, min: 20, overlap: 0.2 };
     let chunks = chunk_document(&doc, 0, &config, &CharSizer);
     for chunk in &chunks {
@@ -215,7 +215,7 @@ fn an_indented_code_tail_is_measured_from_the_indentation() {
     let mut b = DocumentBuilder::new();
     b.block(BlockKind::Paragraph, "Rows are summed per account. Here is how.", None);
     b.block(BlockKind::Code, code, None);
-    let doc = b.finish();
+    let doc = b.finish().expect("within the limits");
     let config = ChunkConfig { target: 100, max: 145, min: 40, overlap: 0.3 };
     let chunks = chunk_document(&doc, 0, &config, &CharSizer);
     let texts: Vec<&str> = chunks.iter().map(|c| c.text.as_str()).collect();
@@ -315,7 +315,7 @@ fn document() -> impl Strategy<Value = Document> {
                 Part::NewPage => page += 1,
             }
         }
-        b.finish()
+        b.finish().expect("within the limits")
     })
 }
 

@@ -95,6 +95,11 @@ fn fit(
 /// Cuts `range` (larger than `max`) into as few consecutive pieces of at most `max` as the
 /// first cut allows, greedily; a segment that alone exceeds `max` is cut by the next, finer cut.
 /// Returns each piece with its size.
+///
+/// Segments are read as the pieces need them, at most `max + 1` held at once (a 50 MB word cut
+/// between characters does not become 50 million ranges); a piece is therefore also at most
+/// `max` segments long, which only matters for a sizer that counts several segments as one
+/// (tokens across characters): such pieces stay within `max`, only more numerous.
 fn split(
     text: &str,
     range: Range<usize>,
@@ -105,63 +110,57 @@ fn split(
     let Some((&cut, finer)) = cuts.split_first() else {
         return vec![(range.clone(), sizer.size(&text[range]))];
     };
-    let segments = segments(text, range, cut);
-    let span = |a: usize, b: usize| segments[a].start..segments[b - 1].end;
+    let mut segments = segments(text, range, cut);
+    let mut window: Vec<Range<usize>> = Vec::new();
     let mut pieces = Vec::new();
-    let mut at = 0;
-    while at < segments.len() {
-        let end =
-            largest_fitting(at + 1, segments.len(), |b| sizer.size(&text[span(at, b)]) <= max);
-        let piece = span(at, end);
+    loop {
+        let wanted = max.saturating_add(1).saturating_sub(window.len());
+        window.extend(segments.by_ref().take(wanted));
+        if window.is_empty() {
+            return pieces;
+        }
+        let span = |b: usize| window[0].start..window[b - 1].end;
+        let end = largest_fitting(1, window.len(), |b| sizer.size(&text[span(b)]) <= max);
+        let piece = span(end);
         let size = sizer.size(&text[piece.clone()]);
         if size <= max {
             pieces.push((piece, size));
         } else {
             pieces.extend(split(text, piece, max, sizer, finer));
         }
-        at = end;
+        window.drain(..end);
     }
-    pieces
 }
 
-/// The non-blank segments of `range` at one cut: lines (trailing whitespace trimmed, indent
-/// kept), whitespace-separated words, or characters.
-fn segments(text: &str, range: Range<usize>, cut: Cut) -> Vec<Range<usize>> {
+/// The non-blank segments of `range` at one cut, in order: lines (trailing whitespace
+/// trimmed, indent kept), whitespace-separated words, or characters.
+fn segments(
+    text: &str,
+    range: Range<usize>,
+    cut: Cut,
+) -> Box<dyn Iterator<Item = Range<usize>> + '_> {
     let offset = range.start;
     let text = &text[range];
-    let mut out = Vec::new();
     match cut {
-        Cut::Lines => {
-            let mut start = 0;
-            for line in text.split_inclusive('\n') {
-                let kept = line.trim_end();
-                if !kept.trim_start().is_empty() {
-                    out.push(offset + start..offset + start + kept.len());
-                }
-                start += line.len();
-            }
-        }
-        Cut::Words => {
-            let mut word_start = None;
-            for (i, c) in text.char_indices() {
-                match (c.is_whitespace(), word_start) {
-                    (true, Some(s)) => {
-                        out.push(offset + s..offset + i);
-                        word_start = None;
-                    }
-                    (false, None) => word_start = Some(i),
-                    _ => {}
-                }
-            }
-            if let Some(s) = word_start {
-                out.push(offset + s..offset + text.len());
-            }
-        }
+        Cut::Lines => Box::new(
+            text.split_inclusive('\n')
+                .scan(offset, |start, line| {
+                    let at = *start;
+                    *start += line.len();
+                    let kept = line.trim_end();
+                    Some((!kept.trim_start().is_empty()).then(|| at..at + kept.len()))
+                })
+                .flatten(),
+        ),
+        Cut::Words => Box::new(text.split_whitespace().map(move |word| {
+            // `word` is a slice of `text`: its offset is the distance between their starts.
+            let at = offset + (word.as_ptr() as usize - text.as_ptr() as usize);
+            at..at + word.len()
+        })),
         Cut::Chars => {
-            out.extend(text.char_indices().map(|(i, c)| offset + i..offset + i + c.len_utf8()));
+            Box::new(text.char_indices().map(move |(i, c)| offset + i..offset + i + c.len_utf8()))
         }
     }
-    out
 }
 
 /// The largest `end` in `first..=last` for which `fits(end)` holds, assuming `fits` is

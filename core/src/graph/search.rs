@@ -360,7 +360,9 @@ impl GraphIndex {
             }
             next.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
             next.dedup_by_key(|n| n.1);
-            frontier = next.into_iter().take(width).map(|(_, c)| c).collect();
+            // Not `into_iter()`: rustc 1.95 (LLVM) vectorises that in-place collect of
+            // `(f32, u32)` into `u32` with a load past the end of the buffer (found by fuzzing).
+            frontier = next.iter().take(width).map(|&(_, c)| c).collect();
         }
         reached.into_values().collect()
     }

@@ -18,9 +18,15 @@ pub(super) fn load(text: &str) -> Result<Document> {
     let mut loader = Loader::new();
     for event in Parser::new_ext(text, options) {
         loader.event(event);
+        if let Some(error) = loader.failed.take() {
+            return Err(error);
+        }
     }
     loader.flush();
-    Ok(loader.b.finish())
+    match loader.failed {
+        Some(error) => Err(error),
+        None => loader.b.finish(),
+    }
 }
 
 /// A container whose paragraphs become blocks of its own kind.
@@ -52,6 +58,8 @@ struct Loader {
     rows: Vec<String>,
     /// Finished cells of the table row being collected.
     cells: Vec<String>,
+    /// Why the document cannot be loaded, once that is known (an HTML block nested too deep).
+    failed: Option<crate::Error>,
 }
 
 impl Loader {
@@ -63,6 +71,7 @@ impl Loader {
             raw: None,
             rows: Vec::new(),
             cells: Vec::new(),
+            failed: None,
         }
     }
 
@@ -142,10 +151,10 @@ impl Loader {
         match self.raw.take() {
             Some(Raw::Code) => self.b.block(BlockKind::Code, &text, None),
             #[cfg(feature = "html")]
-            Some(Raw::Html) => {
-                let visible = super::html::fragment_text(&text);
-                self.b.block(self.prose_kind(), &visible, None);
-            }
+            Some(Raw::Html) => match super::html::fragment_text(&text) {
+                Ok(visible) => self.b.block(self.prose_kind(), &visible, None),
+                Err(error) => _ = self.failed.get_or_insert(error),
+            },
             // Without an HTML parser, raw HTML blocks are left out rather than indexed as markup.
             #[cfg(not(feature = "html"))]
             Some(Raw::Html) => {}

@@ -17,7 +17,7 @@ use std::ops::Range;
 
 use serde::{Deserialize, Serialize};
 
-use crate::{Error, Result};
+use crate::{Error, Result, limits};
 
 #[cfg(feature = "html")]
 mod html;
@@ -183,8 +183,12 @@ pub fn load(source: &str, bytes: &[u8]) -> Result<Document> {
 /// # Errors
 /// As [`load`], without the extension check.
 pub fn load_as(kind: DocKind, source: &str, bytes: &[u8]) -> Result<Document> {
+    limits::check_source_len(bytes.len() as u64)?;
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Err(Error::Empty);
+    }
+    if kind != DocKind::Pdf && is_binary(bytes) {
+        return Err(Error::Binary);
     }
     let id = crate::content_id(bytes);
     let mut doc = match kind {
@@ -214,6 +218,22 @@ pub fn load_as(kind: DocKind, source: &str, bytes: &[u8]) -> Result<Document> {
     Ok(doc)
 }
 
+/// Whether `bytes` are binary data rather than text in any encoding: they hold a NUL byte, or
+/// more than one in 64 of their first [`BINARY_SNIFF_BYTES`] bytes is a control character other
+/// than whitespace (random bytes hold one in nine; text, even in a legacy 8-bit encoding,
+/// almost none). The same bytes are refused whatever the file's extension says.
+fn is_binary(bytes: &[u8]) -> bool {
+    let head = &bytes[..bytes.len().min(BINARY_SNIFF_BYTES)];
+    let controls = head
+        .iter()
+        .filter(|&&b| (b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r' | 0x0c | 0x1b)) || b == 0x7f)
+        .count();
+    controls * 64 > head.len() || bytes.contains(&0)
+}
+
+/// How much of a file [`is_binary`] samples for control characters.
+const BINARY_SNIFF_BYTES: usize = 8 << 10;
+
 fn utf8(bytes: &[u8]) -> Result<&str> {
     let text =
         std::str::from_utf8(bytes).map_err(|e| Error::InvalidUtf8 { offset: e.valid_up_to() })?;
@@ -232,6 +252,9 @@ pub(crate) struct DocumentBuilder {
     doc: Document,
     /// Indices of the open sections, root first.
     open: Vec<usize>,
+    /// Set when a block would take the text past [`limits::MAX_TEXT_BYTES`]; later blocks are
+    /// dropped and [`DocumentBuilder::finish`] refuses the document.
+    full: bool,
 }
 
 impl DocumentBuilder {
@@ -249,7 +272,14 @@ impl DocumentBuilder {
                 pages: 0,
             },
             open: vec![0],
+            full: false,
         }
+    }
+
+    /// Whether the text has reached [`limits::MAX_TEXT_BYTES`]: a loader may stop extracting.
+    #[cfg_attr(not(feature = "pdf"), expect(dead_code))]
+    pub(crate) fn is_full(&self) -> bool {
+        self.full
     }
 
     /// Sets the title unless one is set already.
@@ -266,10 +296,15 @@ impl DocumentBuilder {
         self.doc.pages = pages;
     }
 
-    /// Opens a section for a heading of `level` (1–6) and adds the heading as a block.
+    /// Opens a section for a heading of `level` (1–6) and adds the heading as a block. Past
+    /// [`limits::MAX_SECTIONS`] sections, headings are kept as paragraphs of the last one.
     pub(crate) fn heading(&mut self, level: u8, text: &str, page: Option<u32>) {
         let title = collapse_whitespace(text);
         if title.is_empty() {
+            return;
+        }
+        if self.doc.sections.len() > limits::MAX_SECTIONS {
+            self.push(BlockKind::Paragraph, &title, page);
             return;
         }
         let level = level.clamp(1, 6);
@@ -312,6 +347,10 @@ impl DocumentBuilder {
     }
 
     fn push(&mut self, kind: BlockKind, text: &str, page: Option<u32>) {
+        if self.full || self.doc.text.len() + text.len() + 2 > limits::MAX_TEXT_BYTES {
+            self.full = true;
+            return;
+        }
         if !self.doc.text.is_empty() {
             self.doc.text.push_str("\n\n");
         }
@@ -321,8 +360,15 @@ impl DocumentBuilder {
         self.doc.blocks.push(Block { kind, range: start..self.doc.text.len(), section, page });
     }
 
-    pub(crate) fn finish(self) -> Document {
-        self.doc
+    /// The document.
+    ///
+    /// # Errors
+    /// [`Error::Limit`] when its text passed [`limits::MAX_TEXT_BYTES`].
+    pub(crate) fn finish(self) -> Result<Document> {
+        if self.full {
+            return Err(limits::text_too_large());
+        }
+        Ok(self.doc)
     }
 }
 
@@ -366,7 +412,7 @@ mod tests {
         b.block(BlockKind::Code, "fn main() {\n    run();\n}\n", None);
         b.heading(1, "Results", None);
         b.block(BlockKind::Paragraph, " \n ", None);
-        let doc = b.finish();
+        let doc = b.finish().expect("within the limits");
         let texts: Vec<&str> = doc.blocks.iter().map(|bl| doc.block_text(bl)).collect();
         assert_eq!(
             texts,
@@ -390,5 +436,38 @@ mod tests {
         assert!(matches!(load("README", b"x"), Err(Error::UnsupportedType(_))));
         assert!(matches!(load("a.txt", b" \n"), Err(Error::Empty)));
         assert!(matches!(load("a.md", b"ok \xff\xfe"), Err(Error::InvalidUtf8 { offset: 3 })));
+    }
+
+    #[test]
+    fn headings_past_the_section_limit_become_paragraphs() {
+        let markdown: String = (0..limits::MAX_SECTIONS + 5)
+            .map(|i| format!("## Part {i}\n\nText {i}.\n\n"))
+            .collect();
+        let doc = load("many.md", markdown.as_bytes()).expect("loads");
+        assert_eq!(doc.sections.len(), limits::MAX_SECTIONS + 1);
+        let last = doc.blocks.iter().rev().nth(1).expect("blocks");
+        assert_eq!((last.kind, doc.block_text(last)), (BlockKind::Paragraph, "Part 10004"));
+        assert_eq!(doc.sections[last.section].title, "Part 9999");
+    }
+
+    #[test]
+    fn binary_content_is_refused_whatever_the_extension() {
+        // xorshift bytes: what a renamed image or archive looks like.
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let random: Vec<u8> = (0..4096)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                state as u8
+            })
+            .collect();
+        for name in ["a.txt", "a.md", "a.html"] {
+            assert!(matches!(load(name, &random), Err(Error::Binary)), "{name}");
+            assert!(matches!(load(name, b"text\0with a NUL"), Err(Error::Binary)), "{name}");
+        }
+        // Legacy 8-bit text, tabs, form feeds and terminal colours are still text.
+        assert!(load("a.html", b"<p>caf\xe9 cr\xe8me</p>").is_ok());
+        assert!(load("a.txt", b"a\tb\x0c\n\x1b[1mbold\x1b[0m text").is_ok());
     }
 }

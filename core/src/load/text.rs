@@ -15,5 +15,5 @@ pub(super) fn load(text: &str) -> Result<Document> {
             paragraph.push('\n');
         }
     }
-    Ok(b.finish())
+    b.finish()
 }

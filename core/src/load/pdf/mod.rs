@@ -1,20 +1,61 @@
-//! PDF text extraction, page by page, via pdf-extract (which parses with lopdf).
+//! PDF text extraction, page by page: lopdf parses, pdf-extract interprets the pages, and
+//! this module stands between them and hostile files.
 //!
 //! Each page's text is split into paragraphs on blank lines; one block per paragraph, tagged
 //! with its 1-based page number. Running headers and footers (lines that repeat, digits aside,
 //! at the top or bottom of at least half of the pages of a document of three pages or more) and
 //! bare page-number lines are dropped.
 //!
-//! pdf-extract may panic on malformed input. On native targets the panic is caught and reported
-//! as [`Error::Pdf`] (the default panic hook still prints its message to stderr). On wasm32,
-//! where edgerag builds with `panic = "abort"`, such a panic aborts the module.
+//! # What is checked, and the limits
+//!
+//! A PDF that passes a limit is refused with a one-line [`Error::Limit`] naming it; a broken
+//! one with [`Error::Pdf`]. Every check is in this module's code, so it holds on wasm32 too
+//! (where a panic aborts the module and cannot be caught).
+//!
+//! 1. [`prescan`], before lopdf parses: more than [`limits::MAX_PDF_TOKENS`] tokens outside
+//!    streams; arrays and dictionaries nested deeper than [`limits::MAX_DEPTH`] (lopdf 0.42
+//!    stops its own parser at 100 levels and drops the object; the pass refuses such files
+//!    with a limit error instead, reading them without recursion). Then every `n g obj` header
+//!    in the file, wherever it is (lopdf parses objects where the cross-reference sections
+//!    say, which may be inside another object's data): chains of stream `/Length`
+//!    references longer than [`prescan::MAX_LENGTH_CHAIN`] (lopdf resolves them
+//!    recursively); cross-reference streams with field widths lopdf would loop on;
+//!    cross-reference and object streams, which lopdf inflates by itself, inflated here
+//!    first against the document's budget ([`limits::inflate_budget`]: 100 times the file's
+//!    size plus 1 MiB, at most 256 MiB, for all the streams decoded, each time one is
+//!    decoded or copied).
+//! 2. [`sanitize`] rebuilds the document pdf-extract sees: the page tree walked iteratively
+//!    (`Kids` cycles and shared subtrees walked once, `/Parent` cycles refused, depth
+//!    bounded), streams decoded (or copied) by [`decode`] under the same budget,
+//!    images and font programs left out, content streams reduced by [`content`] to text
+//!    operators with checked operands (at most [`content::MAX_OPERATORS`] per stream), fonts
+//!    rebuilt by [`fonts`], forms nested at most [`limits::MAX_PDF_FORM_DEPTH`] deep with
+//!    self-drawing cut, and pdf-extract's whole work (a nominal cost per page included)
+//!    bounded by [`limits::pdf_work_budget`].
+//! 3. [`output`] collects the text of all pages in one pass of pdf-extract over the document,
+//!    stopping at [`limits::MAX_TEXT_BYTES`].
+//!
+//! On native targets a panic that still escapes lopdf or pdf-extract is caught and reported
+//! as [`Error::Pdf`] (the default panic hook still prints its message to stderr).
 
 use std::collections::{HashMap, HashSet};
 
-use pdf_extract::{Document as PdfDocument, PlainTextOutput};
+use pdf_extract::Document as PdfDocument;
 
 use super::{BlockKind, DocumentBuilder};
-use crate::{Document, Error, Result};
+use crate::{Document, Error, Result, limits};
+
+mod cff;
+mod content;
+mod decode;
+mod fonts;
+mod lex;
+mod output;
+mod prescan;
+mod sanitize;
+#[cfg(test)]
+mod tests;
+mod value;
 
 /// Lines at each edge of a page that may be a running header or footer.
 const EDGE_LINES: usize = 2;
@@ -39,11 +80,14 @@ pub(super) fn load(bytes: &[u8]) -> Result<Document> {
     }
     b.pages(u32::try_from(extracted.pages.len()).unwrap_or(u32::MAX));
     for (page, text) in (1u32..).zip(&extracted.pages) {
+        if b.is_full() {
+            break;
+        }
         for paragraph in paragraphs(text, &running) {
             b.block(BlockKind::Paragraph, &paragraph, Some(page));
         }
     }
-    let doc = b.finish();
+    let doc = b.finish()?;
     if doc.blocks.is_empty() {
         return Err(Error::Pdf("no extractable text (a scanned document?)".to_owned()));
     }
@@ -73,21 +117,24 @@ fn extract_guarded(bytes: &[u8]) -> Result<Extracted> {
     extract(bytes)
 }
 
-/// Parses the PDF (lopdf decrypts documents with an empty user password) and extracts the
-/// text of every page.
+/// Checks, parses (lopdf decrypts documents with an empty user password), sanitizes and
+/// extracts the text of every page (see the module docs).
 fn extract(bytes: &[u8]) -> Result<Extracted> {
-    let doc = PdfDocument::load_mem(bytes).map_err(|e| Error::Pdf(e.to_string()))?;
-    let mut pages = Vec::new();
-    for number in doc.get_pages().into_keys() {
-        let mut text = String::new();
-        pdf_extract::output_doc_page(&doc, &mut PlainTextOutput::new(&mut text), number)
-            .map_err(|e| Error::Pdf(format!("page {number}: {e}")))?;
-        pages.push(text);
+    let mut budget = decode::Budget::for_source(bytes.len());
+    prescan::prescan(bytes, &mut budget)?;
+    let parsed = PdfDocument::load_mem(bytes).map_err(|e| Error::Pdf(e.to_string()))?;
+    let title = info_title(&parsed);
+    let clean = sanitize::sanitize(&parsed, &mut budget, bytes.len())?;
+    drop(parsed);
+    let mut text = output::PageText::default();
+    let result = pdf_extract::output_doc(&clean.doc, &mut text);
+    if text.is_full() {
+        return Err(limits::text_too_large());
     }
-    if pages.is_empty() {
-        return Err(Error::Pdf("the document has no pages".to_owned()));
-    }
-    Ok(Extracted { title: info_title(&doc), pages })
+    result.map_err(|e| Error::Pdf(e.to_string()))?;
+    let mut pages = text.into_pages();
+    pages.resize(clean.pages, String::new());
+    Ok(Extracted { title, pages })
 }
 
 /// The document's `/Info /Title`, if set to a non-empty string.
@@ -100,9 +147,17 @@ fn info_title(doc: &PdfDocument) -> Option<String> {
     Some(title).filter(|t| !t.trim().is_empty())
 }
 
-/// A line with its digits replaced, so "Page 3" and "Page 4" compare equal.
+/// A line with each run of digits replaced by one `#`, so "Page 9" and "Page 10" compare
+/// equal.
 fn line_shape(line: &str) -> String {
-    let shape: String = line.chars().map(|c| if c.is_ascii_digit() { '#' } else { c }).collect();
+    let mut shape = String::with_capacity(line.len());
+    for c in line.chars() {
+        if !c.is_ascii_digit() {
+            shape.push(c);
+        } else if !shape.ends_with('#') {
+            shape.push('#');
+        }
+    }
     super::collapse_whitespace(&shape)
 }
 
@@ -169,88 +224,4 @@ fn paragraphs(page: &str, running: &HashSet<String>) -> Vec<String> {
     out.push(current);
     out.retain(|p| !p.is_empty());
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::load::load;
-
-    const SPEC: &[u8] = include_bytes!(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/shared-mime-info-spec.pdf"
-    ));
-
-    fn spec() -> Document {
-        load("docs/shared-mime-info-spec.pdf", SPEC).expect("loads")
-    }
-
-    #[test]
-    fn real_pdf_pages_and_title() {
-        let doc = spec();
-        assert_eq!(doc.pages, 17);
-        // The /Info /Title is empty, so the file name is the title.
-        assert_eq!(doc.title, "shared-mime-info-spec");
-        assert!(doc.blocks.iter().all(|b| b.kind == BlockKind::Paragraph));
-        let pages: Vec<u32> = doc.blocks.iter().filter_map(|b| b.page).collect();
-        assert_eq!(pages.len(), doc.blocks.len());
-        assert!(pages.windows(2).all(|w| w[0] <= w[1]));
-        assert_eq!((pages[0], pages[pages.len() - 1]), (1, 17));
-    }
-
-    #[test]
-    fn paragraphs_are_reflowed_and_on_their_page() {
-        let doc = spec();
-        let find = |start: &str| {
-            let found = doc.blocks.iter().find(|b| doc.block_text(b).starts_with(start));
-            found.unwrap_or_else(|| panic!("no block starts with {start:?}"))
-        };
-        let intro = find("Many programs and desktops use the MIME system");
-        assert_eq!(intro.page, Some(1));
-        assert!(doc.block_text(intro).contains("examining the file’s name or contents"));
-        assert_eq!(find("2.11. Subclassing").page, Some(14));
-        assert_eq!(find("An implementation MAY also get a file’s MIME type").page, Some(14));
-    }
-
-    #[test]
-    fn running_headers_and_page_numbers_are_dropped() {
-        let doc = spec();
-        let texts: Vec<&str> = doc.blocks.iter().map(|b| doc.block_text(b)).collect();
-        // "Shared MIME-info Database" heads every page (the cover included).
-        assert!(!texts.contains(&"Shared MIME-info Database"));
-        assert!(texts.iter().any(|t| t.contains("version 0.21 of the Shared MIME-info Database")));
-        assert!(!texts.iter().any(|t| t.chars().all(|c| c.is_ascii_digit())));
-    }
-
-    #[test]
-    fn running_line_detection() {
-        let bodies = ["Alpha", "Beta", "Gamma", "Delta"];
-        let pages: Vec<String> = (1..=4)
-            .zip(bodies)
-            .map(|(n, body)| format!("Report 2024\n\n{body} text\nends {body}.\n\nPage {n} of 4\n"))
-            .collect();
-        let running = running_lines(&pages);
-        assert!(running.contains(&line_shape("Report 2024")));
-        assert!(running.contains(&line_shape("Page 3 of 4")));
-        assert_eq!(paragraphs(&pages[1], &running), ["Beta text\nends Beta.\n"]);
-        assert!(running_lines(&pages[..2]).is_empty());
-        let middle = "Report 2024\n\nIntro.\nReport 2024\n42\nmore.\n\nPage 2 of 4\n";
-        assert_eq!(paragraphs(middle, &running), ["Intro.\nReport 2024\n42\nmore.\n"]);
-        for line in ["12", "- 12 -", "Page 3", "3 of 10", "xii"] {
-            assert!(is_page_number(line), "{line}");
-        }
-        for line in ["12 apples", "Page", "Chapter 3", "mix"] {
-            assert!(!is_page_number(line), "{line}");
-        }
-    }
-
-    #[test]
-    fn broken_inputs_are_pdf_errors() {
-        let not_pdf = load("a.pdf", b"<html>not a pdf</html>");
-        assert!(matches!(not_pdf, Err(Error::Pdf(m)) if m.contains("%PDF-")));
-        let truncated = load("a.pdf", &SPEC[..SPEC.len() / 3]);
-        assert!(matches!(truncated, Err(Error::Pdf(_))), "{truncated:?}");
-        let header_only = load("a.pdf", b"  %PDF-1.7\n%%EOF\n");
-        assert!(matches!(header_only, Err(Error::Pdf(_))), "{header_only:?}");
-    }
 }

@@ -12,10 +12,13 @@
 //! than a page that cannot be indexed. Pages in another charset (a `<meta charset>` other than
 //! UTF-8) are not transcoded.
 
+mod nesting;
+
+use ego_tree::iter::Edge;
 use scraper::{ElementRef, Html, Node};
 
 use super::{BlockKind, DocumentBuilder, collapse_whitespace};
-use crate::{Document, Result};
+use crate::{Document, Result, limits};
 
 /// Elements whose content is never indexed.
 const SKIPPED: &[&str] = &[
@@ -51,7 +54,12 @@ const BLOCKS: &[&str] = &[
 ];
 
 pub(super) fn load(bytes: &[u8]) -> Result<Document> {
-    let html = Html::parse_document(&String::from_utf8_lossy(bytes));
+    let text = String::from_utf8_lossy(bytes);
+    if nesting::too_deep(&text) {
+        return Err(limits::too_deep("HTML elements"));
+    }
+    let html = Html::parse_document(&text);
+    check_depth(html.root_element())?;
     let mut walker = Walker { b: DocumentBuilder::new(), buf: String::new() };
     let head = first_element(html.root_element(), "head");
     if let Some(title) = head.and_then(|head| first_element(head, "title")) {
@@ -64,12 +72,18 @@ pub(super) fn load(bytes: &[u8]) -> Result<Document> {
         walker.walk(root, BlockKind::Paragraph);
         walker.flush(BlockKind::Paragraph);
     }
-    Ok(walker.b.finish())
+    walker.b.finish()
 }
 
 /// The visible text of an HTML fragment (an HTML block inside Markdown), whitespace collapsed.
-pub(super) fn fragment_text(fragment: &str) -> String {
-    visible_text(Html::parse_fragment(fragment).root_element())
+///
+/// # Errors
+/// [`crate::Error::Limit`] when its elements nest deeper than [`limits::MAX_DEPTH`].
+pub(super) fn fragment_text(fragment: &str) -> Result<String> {
+    if nesting::too_deep(fragment) {
+        return Err(limits::too_deep("HTML elements"));
+    }
+    Ok(visible_text(Html::parse_fragment(fragment).root_element()))
 }
 
 /// The elements holding the page's content: the first `<main>`, else the outermost
@@ -106,33 +120,78 @@ fn is_skipped(element: ElementRef<'_>) -> bool {
     SKIPPED.contains(&element.value().name()) || element.attr("hidden").is_some()
 }
 
+/// Refuses a tree nested deeper than [`limits::MAX_DEPTH`], so that the walks over it, which
+/// recurse as the tree nests, stay within any stack (a browser's worker thread included).
+/// [`nesting`] estimated the depth before parsing; this is the tree's own.
+fn check_depth(root: ElementRef<'_>) -> Result<()> {
+    let mut depth = 0usize;
+    for edge in root.traverse() {
+        match edge {
+            Edge::Open(_) if depth == limits::MAX_DEPTH => {
+                return Err(limits::too_deep("HTML elements"));
+            }
+            Edge::Open(_) => depth += 1,
+            Edge::Close(_) => depth = depth.saturating_sub(1),
+        }
+    }
+    Ok(())
+}
+
 /// The text of a node without skipped elements, whitespace collapsed.
 fn visible_text(element: ElementRef<'_>) -> String {
-    fn collect(element: ElementRef<'_>, out: &mut String) {
-        for child in element.children() {
-            if let Node::Text(text) = child.value() {
-                out.push_str(text);
-            } else if let Some(child) = ElementRef::wrap(child).filter(|e| !is_skipped(*e)) {
-                let name = child.value().name();
-                let spaced = name == "br" || BLOCKS.contains(&name);
-                if spaced {
+    let mut out = String::new();
+    // Depth of the skipped element being passed over, if any.
+    let mut skipping: Option<usize> = None;
+    let mut depth = 0usize;
+    for edge in element.traverse() {
+        match edge {
+            Edge::Open(node) => {
+                depth += 1;
+                if skipping.is_some() || node.id() == element.id() {
+                    continue;
+                }
+                if let Node::Text(text) = node.value() {
+                    out.push_str(text);
+                } else if let Some(child) = ElementRef::wrap(node) {
+                    if is_skipped(child) {
+                        skipping = Some(depth);
+                    } else if is_spaced(child) {
+                        out.push(' ');
+                    }
+                }
+            }
+            Edge::Close(node) => {
+                if skipping == Some(depth) {
+                    skipping = None;
+                } else if skipping.is_none()
+                    && node.id() != element.id()
+                    && ElementRef::wrap(node).is_some_and(is_spaced)
+                {
                     out.push(' ');
                 }
-                collect(child, out);
-                if spaced {
-                    out.push(' ');
-                }
+                depth = depth.saturating_sub(1);
             }
         }
     }
-    let mut out = String::new();
-    collect(element, &mut out);
     collapse_whitespace(&out)
 }
 
-/// A table as rows of cells joined by `" | "`, one row per line.
+/// Elements whose text is set apart from the text around it.
+fn is_spaced(element: ElementRef<'_>) -> bool {
+    let name = element.value().name();
+    name == "br" || BLOCKS.contains(&name)
+}
+
+/// A table as rows of cells joined by `" | "`, one row per line. Only its own rows: a table
+/// nested in a cell is that cell's text, so its text is read once however deep tables nest.
 fn table_text(table: ElementRef<'_>) -> String {
-    let rows = elements(table).filter(|e| e.value().name() == "tr").map(|row| {
+    let own = |row: &ElementRef<'_>| {
+        let mut tables = row
+            .ancestors()
+            .filter(|a| ElementRef::wrap(*a).is_some_and(|e| e.value().name() == "table"));
+        tables.next().is_some_and(|nearest| nearest.id() == table.id())
+    };
+    let rows = elements(table).filter(|e| e.value().name() == "tr").filter(own).map(|row| {
         let cells = row.children().filter_map(ElementRef::wrap);
         let cells = cells.filter(|c| matches!(c.value().name(), "td" | "th"));
         cells.map(|c| visible_text(c)).collect::<Vec<_>>().join(" | ")
@@ -214,6 +273,19 @@ mod tests {
     }
 
     #[test]
+    fn nested_tables_are_read_once() {
+        let inner = "<table><tr><td>inner cell</td></tr></table>";
+        let page = format!("<table><tr><td>outer</td><td>{inner}</td></tr></table>");
+        let doc = load(page.as_bytes()).unwrap();
+        assert_eq!(blocks(&doc), [(BlockKind::Table, "outer | inner cell")]);
+        // 120 tables deep (under the nesting limit): the innermost text once, not once a level.
+        let deep =
+            format!("{}core{}", "<table><tr><td>".repeat(120), "</td></tr></table>".repeat(120));
+        let doc = load(deep.as_bytes()).unwrap();
+        assert_eq!(doc.text.matches("core").count(), 1, "{}", doc.text);
+    }
+
+    #[test]
     fn structure_and_noise() {
         let page = b"<html><head><title> Page &amp; title </title><script>var x;</script></head>\
             <body><nav>Menu</nav><div>Loose <b>text</b><p>In a p</p>after</div>\
@@ -257,6 +329,21 @@ mod tests {
                 (BlockKind::Paragraph, "Nested"),
             ]
         );
+    }
+
+    #[test]
+    fn nesting_past_the_limit_is_refused_and_fragments_never_recurse() {
+        let nested = |depth: usize| {
+            format!("<body>{}deep text{}</body>", "<div>".repeat(depth), "</div>".repeat(depth))
+        };
+        let doc = load(nested(limits::MAX_DEPTH - 10).as_bytes()).expect("within the limit");
+        assert_eq!(blocks(&doc), [(BlockKind::Paragraph, "deep text")]);
+        let deep = load(nested(limits::MAX_DEPTH + 1).as_bytes());
+        assert!(matches!(&deep, Err(crate::Error::Limit(m)) if m.contains("512")), "{deep:?}");
+        let fragment = |depth| format!("{}<b>x</b> y{}", "<p>".repeat(depth), "</p>".repeat(depth));
+        assert_eq!(fragment_text(&fragment(100_000)).expect("paragraphs close each other"), "x y");
+        let spans = format!("{}x{}", "<span>".repeat(100_000), "</span>".repeat(100_000));
+        assert!(matches!(fragment_text(&spans), Err(crate::Error::Limit(_))));
     }
 
     #[test]

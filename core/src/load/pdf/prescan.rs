@@ -1,0 +1,461 @@
+//! Checks of the whole file before lopdf parses it, refusing what would hurt lopdf itself.
+//!
+//! A lexical pass, front to back with stream data skipped, refuses more than
+//! [`limits::MAX_PDF_TOKENS`] tokens (lopdf's objects take some hundred bytes each) and
+//! arrays and dictionaries nested past [`limits::MAX_DEPTH`] (lopdf 0.42 bounds its own
+//! parser's nesting at 100 levels, and drops a deeper object; such a file is refused here with
+//! a limit error rather than read with objects missing; the pass itself never recurses).
+//!
+//! lopdf then parses an object at every offset its cross-reference sections give, which may
+//! be anywhere: inside another object's stream data, a string or a comment. So every
+//! `n g obj` header in the file is read, wherever it is, and refused: chains of stream
+//! `/Length` references (lopdf follows each one recursively); cross-reference streams with
+//! field widths lopdf would allocate or loop on; and cross-reference or object streams (which
+//! lopdf inflates without a bound) that inflate past the document's budget. An encrypted
+//! file's object streams cannot be inflated before lopdf decrypts them: the most they could
+//! inflate to is charged instead.
+
+use std::collections::{HashMap, HashSet};
+
+use pdf_extract::{Dictionary, Object};
+
+use super::decode::{self, Budget, Decoded};
+use super::lex::{Lexer, Token};
+use super::value::{self, Value};
+use crate::{Error, Result, limits};
+
+/// Longest chain of stream `/Length` references lopdf may follow (real files have none: a
+/// length refers to an integer object).
+pub(super) const MAX_LENGTH_CHAIN: usize = 32;
+
+/// Items kept when reading a stream's dictionary.
+const DICT_ITEMS: usize = 4096;
+
+/// Worst-case growth of each filter, for object streams that cannot be inflated before lopdf
+/// decrypts them: deflate's own bound, 12-bit LZW codes of up to 4096 bytes, and so on.
+fn worst_ratio(filter: &[u8]) -> usize {
+    match filter {
+        b"FlateDecode" | b"Fl" => 1032,
+        b"LZWDecode" | b"LZW" => 2731,
+        b"RunLengthDecode" | b"RL" => 128,
+        b"ASCII85Decode" | b"A85" => 4,
+        b"ASCIIHexDecode" | b"AHx" | b"Crypt" => 1,
+        _ => usize::MAX,
+    }
+}
+
+/// What the pass learns about one object number (from every body found for it).
+#[derive(Default)]
+struct ObjectInfo {
+    /// The object numbers its streams' `/Length` refer to.
+    length_refs: Vec<u32>,
+    /// Whether one of its bodies is an object stream.
+    object_stream: bool,
+}
+
+/// A stream lopdf inflates on its own while loading.
+struct LoaderStream {
+    dict: Dictionary,
+    data: std::ops::Range<usize>,
+    object_stream: bool,
+}
+
+/// Checks `bytes` as described in the module docs, charging the inflated size of the
+/// cross-reference and object streams to `budget`.
+///
+/// # Errors
+/// [`crate::Error::Limit`] naming the limit passed.
+pub(super) fn prescan(bytes: &[u8], budget: &mut Budget) -> Result<()> {
+    let ends = positions(bytes, b"endstream");
+    // The lexical pass, front to back, stream data skipped.
+    let mut lexer = Lexer::new(bytes);
+    let mut encrypted = false;
+    let mut last_dict: Option<Value> = None;
+    while let Some(token) = lexer.next_token() {
+        match token {
+            Token::DictOpen | Token::ArrayOpen => {
+                let dict = token == Token::DictOpen;
+                let value = value::read_container(&mut lexer, dict, DICT_ITEMS)?;
+                if value.get(b"Encrypt").is_some() {
+                    encrypted = true;
+                }
+                last_dict = dict.then_some(value);
+                continue;
+            }
+            Token::Keyword(b"stream") => {
+                let dict = last_dict.take().unwrap_or(Value::Dict(Vec::new()));
+                let (_, after) = stream_range(bytes, lexer.pos(), &dict, &ends, false);
+                lexer.set_pos(after);
+            }
+            _ => {}
+        }
+        last_dict = None;
+    }
+    let mut tokens = lexer.tokens();
+    check_tokens(tokens)?;
+    let (objects, loader_streams) = object_headers(bytes, &ends)?;
+    check_length_chains(&objects)?;
+    for stream in loader_streams {
+        let data = bytes.get(stream.data).unwrap_or_default();
+        if encrypted && stream.object_stream {
+            // Encrypted data cannot be inflated before lopdf decrypts it: charge the most
+            // it could inflate to.
+            let dict = &stream.dict;
+            let ratio = decode_chain_ratio(dict);
+            budget.take(data.len().saturating_mul(ratio))?;
+        } else if let Decoded::Bytes(inflated) = decode::decode(&stream.dict, data, budget)?
+            && stream.object_stream
+        {
+            tokens = tokens.saturating_add(check_nesting(&inflated)?);
+            check_tokens(tokens)?;
+        }
+    }
+    Ok(())
+}
+
+/// Every `n g obj` header in the file, wherever it is: lopdf parses an object at each offset
+/// its cross-reference sections give, which may be inside another object's stream data, a
+/// string or a comment, and may name the object by any final digits of `n`. What each
+/// header's object is (a stream's `/Length` reference, an object stream, a cross-reference
+/// stream with its `/W` checked) is gathered for every number it may be read as.
+///
+/// Dictionaries are read again only where headers overlap (a header inside another object's
+/// dictionary); the bytes read in all are bounded by twice the file's size plus 1 MiB, and
+/// what is kept (object numbers, streams lopdf inflates) by [`limits::MAX_PDF_TOKENS`].
+///
+/// # Errors
+/// [`Error::Limit`] for nesting past [`limits::MAX_DEPTH`] or headers overlapping past that
+/// bound; [`Error::Pdf`] for a cross-reference stream lopdf would loop on.
+fn object_headers(
+    bytes: &[u8],
+    ends: &[usize],
+) -> Result<(HashMap<u32, ObjectInfo>, Vec<LoaderStream>)> {
+    let mut objects: HashMap<u32, ObjectInfo> = HashMap::new();
+    let mut loader_streams = Vec::new();
+    let mut left = bytes.len().saturating_mul(2).saturating_add(1 << 20);
+    // Object numbers and streams kept, bounded by the token limit.
+    let mut kept = 0usize;
+    let mut pos = 0;
+    while let Some(offset) = bytes.get(pos..).and_then(|b| b.iter().position(u8::is_ascii_digit)) {
+        let run_start = pos + offset;
+        let run_end = skip(bytes, run_start, |b| b.is_ascii_digit());
+        pos = run_end;
+        let Some(body) = object_body(bytes, run_end) else { continue };
+        // The object's dictionary, read with at most `left` bytes.
+        let limit = body.saturating_add(left).min(bytes.len());
+        let mut lexer = Lexer::new(bytes.get(..limit).unwrap_or_default());
+        lexer.set_pos(body);
+        // Whatever the first token is (a string may be long), it is read and counted.
+        let dict = match lexer.next_token() {
+            Some(Token::DictOpen) => Some(value::read_container(&mut lexer, true, DICT_ITEMS)?),
+            _ => None,
+        };
+        let is_stream = dict.is_some() && lexer.next_token() == Some(Token::Keyword(b"stream"));
+        if lexer.pos() >= limit && limit < bytes.len() {
+            return Err(Error::Limit(
+                "the PDF's object headers overlap past twice its size (objects hidden inside objects)"
+                    .to_owned(),
+            ));
+        }
+        left = left.saturating_sub(lexer.pos() - body);
+        let Some(dict) = dict.filter(|_| is_stream) else { continue };
+        let length_ref = match dict.get(b"Length") {
+            Some(Value::Ref(n, _)) => u32::try_from(*n).ok(),
+            _ => None,
+        };
+        let object_stream = is_type(&dict, b"ObjStm");
+        let xref = is_type(&dict, b"XRef");
+        if length_ref.is_some() || object_stream {
+            let numbers = suffix_numbers(bytes.get(run_start..run_end).unwrap_or_default());
+            kept = kept.saturating_add(numbers.len());
+            for n in numbers {
+                let info = objects.entry(n).or_default();
+                info.length_refs.extend(length_ref);
+                info.object_stream |= object_stream;
+            }
+        }
+        kept += usize::from(object_stream || xref);
+        if kept > limits::MAX_PDF_TOKENS {
+            return Err(Error::Limit(format!(
+                "the PDF has more than {} streams with indirect lengths, object streams and cross-reference streams",
+                limits::MAX_PDF_TOKENS
+            )));
+        }
+        if xref {
+            check_xref_widths(&dict)?;
+        }
+        if object_stream || xref {
+            let (data, _) = stream_range(bytes, lexer.pos(), &dict, ends, true);
+            loader_streams.push(LoaderStream { dict: to_dictionary(&dict), data, object_stream });
+        }
+    }
+    Ok((objects, loader_streams))
+}
+
+/// Where the object of a header whose first number ends at `number_end` starts: after
+/// `g obj`, with white space and comments between them as lopdf reads them.
+fn object_body(bytes: &[u8], number_end: usize) -> Option<usize> {
+    let generation = skip_space(bytes, number_end);
+    let generation_end = skip(bytes, generation, |b| b.is_ascii_digit());
+    if generation_end == generation {
+        return None;
+    }
+    let keyword = skip_space(bytes, generation_end);
+    bytes.get(keyword..)?.starts_with(b"obj").then_some(keyword + 3)
+}
+
+/// The object numbers lopdf may read from a run of digits, starting at any of them: the
+/// values of its final digits that fit in 32 bits (longer runs only add leading zeros or
+/// overflow).
+fn suffix_numbers(digits: &[u8]) -> Vec<u32> {
+    let mut numbers = Vec::new();
+    for k in 1..=digits.len().min(10) {
+        let suffix = digits.get(digits.len() - k..).unwrap_or_default();
+        let value = suffix.iter().fold(0u64, |acc, &d| acc * 10 + u64::from(d - b'0'));
+        if let Ok(n) = u32::try_from(value)
+            && !numbers.contains(&n)
+        {
+            numbers.push(n);
+        }
+    }
+    numbers
+}
+
+/// The first position at or after `from` whose byte does not satisfy `keep`.
+fn skip(bytes: &[u8], from: usize, keep: impl Fn(u8) -> bool) -> usize {
+    let rest = bytes.get(from..).unwrap_or_default();
+    from + rest.iter().take_while(|&&b| keep(b)).count()
+}
+
+/// Skips white space and comments, as lopdf does between the parts of an object header.
+fn skip_space(bytes: &[u8], mut pos: usize) -> usize {
+    loop {
+        let next = skip(bytes, pos, super::lex::is_space);
+        if bytes.get(next) == Some(&b'%') {
+            pos = skip(bytes, next, |b| b != b'\n' && b != b'\r');
+        } else {
+            return next;
+        }
+    }
+}
+
+/// The positions of `needle` in `data`, in order.
+fn positions(data: &[u8], needle: &[u8]) -> Vec<usize> {
+    let mut found = Vec::new();
+    let mut from = 0;
+    while let Some(at) = find(data, needle, from) {
+        found.push(at);
+        from = at + 1;
+    }
+    found
+}
+
+/// Worst-case growth of a stream's filter chain.
+fn decode_chain_ratio(dict: &Dictionary) -> usize {
+    let names: Vec<&[u8]> = match dict.get(b"Filter") {
+        Ok(Object::Name(n)) => vec![n.as_slice()],
+        Ok(Object::Array(items)) => items.iter().filter_map(|o| o.as_name().ok()).collect(),
+        _ => Vec::new(),
+    };
+    names.into_iter().fold(1usize, |acc, name| acc.saturating_mul(worst_ratio(name)))
+}
+
+/// Refuses nesting past [`limits::MAX_DEPTH`] anywhere in `data` (an object stream's
+/// objects); returns its number of tokens.
+fn check_nesting(data: &[u8]) -> Result<usize> {
+    let mut lexer = Lexer::new(data);
+    while let Some(token) = lexer.next_token() {
+        if matches!(token, Token::ArrayOpen | Token::DictOpen) {
+            value::read_container(&mut lexer, token == Token::DictOpen, 0)?;
+        }
+    }
+    Ok(lexer.tokens())
+}
+
+/// Refuses more than [`limits::MAX_PDF_TOKENS`] tokens outside streams (lopdf holds each as an
+/// object of some hundred bytes).
+fn check_tokens(tokens: usize) -> Result<()> {
+    if tokens > limits::MAX_PDF_TOKENS {
+        return Err(Error::Limit(format!(
+            "the PDF has more than {} numbers, names, strings and other tokens outside its streams",
+            limits::MAX_PDF_TOKENS
+        )));
+    }
+    Ok(())
+}
+
+/// Refuses a cross-reference stream whose field widths (`/W`) lopdf would allocate without a
+/// bound, or loop on for every entry its `/Index` claims without reading any data (all zero).
+fn check_xref_widths(dict: &Value) -> Result<()> {
+    let Some(Value::Array(widths)) = dict.get(b"W") else { return Ok(()) };
+    let widths: Vec<i64> =
+        widths.iter().take(3).map(|w| if let Value::Int(i) = w { *i } else { -1 }).collect();
+    if widths.iter().any(|w| !(0..=8).contains(w)) || widths.iter().sum::<i64>() == 0 {
+        return Err(Error::Pdf(
+            "malformed cross-reference stream (its /W field widths)".to_owned(),
+        ));
+    }
+    Ok(())
+}
+
+fn is_type(dict: &Value, ty: &[u8]) -> bool {
+    matches!(dict.get(b"Type"), Some(Value::Name(n)) if n == ty)
+}
+
+/// Most white space looked at between a stream's declared end and `endstream`.
+const MAX_SPACE_BEFORE_END: usize = 256;
+
+/// The range of the data of a stream whose `stream` keyword ends at `pos`, and the position
+/// after its `endstream`; `ends` are the positions of every `endstream`. The declared
+/// `/Length` is used when `endstream` follows it; otherwise the data ends at the next
+/// `endstream`, or with `longest`, at the last one (lopdf may resolve a `/Length` reference to
+/// past `endstream`s inside the data: a range too long only decodes trailing bytes).
+fn stream_range(
+    data: &[u8],
+    pos: usize,
+    dict: &Value,
+    ends: &[usize],
+    longest: bool,
+) -> (std::ops::Range<usize>, usize) {
+    let mut start = pos;
+    if data.get(start) == Some(&b'\r') {
+        start += 1;
+    }
+    if data.get(start) == Some(&b'\n') {
+        start += 1;
+    }
+    let declared = match dict.get(b"Length") {
+        Some(Value::Int(n)) => usize::try_from(*n).ok().and_then(|n| start.checked_add(n)),
+        _ => None,
+    };
+    let ends_there = |end: usize| {
+        let rest = data.get(end..).unwrap_or_default();
+        let skip = rest
+            .iter()
+            .take(MAX_SPACE_BEFORE_END)
+            .take_while(|&&b| super::lex::is_space(b))
+            .count();
+        rest.get(skip..).is_some_and(|r| r.starts_with(b"endstream"))
+    };
+    let next_end = |from: usize| ends.get(ends.partition_point(|&e| e < from)).copied();
+    let end = match declared {
+        Some(end) if end <= data.len() && ends_there(end) => end,
+        _ if longest => ends.last().copied().filter(|&e| e >= start).unwrap_or(data.len()),
+        _ => next_end(start).unwrap_or(data.len()),
+    };
+    let after = next_end(end).map_or(data.len(), |p| p + b"endstream".len());
+    (start.min(end)..end, after)
+}
+
+/// The first position of `needle` in `data` at or after `from`.
+fn find(data: &[u8], needle: &[u8], from: usize) -> Option<usize> {
+    let hay = data.get(from..)?;
+    let first = *needle.first()?;
+    let mut offset = 0;
+    while let Some(i) = hay.get(offset..)?.iter().position(|&b| b == first) {
+        let at = offset + i;
+        if hay.get(at..)?.starts_with(needle) {
+            return Some(from + at);
+        }
+        offset = at + 1;
+    }
+    None
+}
+
+/// Refuses chains of `/Length` references longer than [`MAX_LENGTH_CHAIN`] (cycles
+/// included: lopdf detects one only after following it all the way round). `objects` has
+/// the streams with a `/Length` reference and the object streams; any other object counts as
+/// possibly stored in an object stream.
+fn check_length_chains(objects: &HashMap<u32, ObjectInfo>) -> Result<()> {
+    // A length stored in an object stream makes lopdf load its container (and the
+    // container's length) first: any object may be stored in one.
+    let depths = chain_depths(objects, 0)?;
+    let containers = objects.iter().filter(|(_, o)| o.object_stream);
+    let through_container =
+        containers.filter_map(|(n, _)| depths.get(n)).max().map_or(0, |d| d + 1);
+    chain_depths(objects, through_container)?;
+    Ok(())
+}
+
+fn too_long_chain() -> Error {
+    Error::Limit(format!(
+        "PDF stream lengths refer to stream lengths more than {MAX_LENGTH_CHAIN} levels deep"
+    ))
+}
+
+/// How many `/Length` references lopdf may follow, one inside the other, from each object
+/// (any of its bodies), an object costing `compressed` for being loaded from an object
+/// stream; refused past [`MAX_LENGTH_CHAIN`]. Walked depth first without recursion, each
+/// object once.
+fn chain_depths(
+    objects: &HashMap<u32, ObjectInfo>,
+    compressed: usize,
+) -> Result<HashMap<u32, usize>> {
+    let mut depths: HashMap<u32, usize> = HashMap::new();
+    let mut on_path: HashSet<u32> = HashSet::new();
+    let refs = |n: u32| objects.get(&n).map(|o| o.length_refs.as_slice()).unwrap_or_default();
+    for &start in objects.keys() {
+        if depths.contains_key(&start) {
+            continue;
+        }
+        // (object, its next reference to follow, the deepest of those followed).
+        let mut stack = vec![(start, 0usize, compressed)];
+        on_path.insert(start);
+        loop {
+            let path = stack.len();
+            let Some((n, next, deepest)) = stack.last_mut() else { break };
+            if let Some(&r) = refs(*n).get(*next) {
+                *next += 1;
+                if let Some(&d) = depths.get(&r) {
+                    *deepest = (*deepest).max(d + 1);
+                } else if on_path.contains(&r) || path > MAX_LENGTH_CHAIN {
+                    return Err(too_long_chain());
+                } else if refs(r).is_empty() {
+                    *deepest = (*deepest).max(compressed + 1);
+                } else {
+                    on_path.insert(r);
+                    stack.push((r, 0, compressed));
+                }
+                continue;
+            }
+            let (n, depth) = (*n, *deepest);
+            if depth > MAX_LENGTH_CHAIN {
+                return Err(too_long_chain());
+            }
+            depths.insert(n, depth);
+            on_path.remove(&n);
+            stack.pop();
+            if let Some((_, _, parent)) = stack.last_mut() {
+                *parent = (*parent).max(depth + 1);
+            }
+        }
+    }
+    Ok(depths)
+}
+
+/// A lopdf dictionary with the entries a decoder reads (`Filter`, `DecodeParms`).
+fn to_dictionary(dict: &Value) -> Dictionary {
+    let mut out = Dictionary::new();
+    for key in [b"Filter".as_slice(), b"DecodeParms"] {
+        if let Some(v) = dict.get(key) {
+            out.set(key, to_object(v, 0));
+        }
+    }
+    out
+}
+
+fn to_object(v: &Value, depth: usize) -> Object {
+    match v {
+        Value::Int(i) => Object::Integer(*i),
+        Value::Real(r) => Object::Real(*r as f32),
+        Value::Bool(b) => Object::Boolean(*b),
+        Value::Name(n) => Object::Name(n.clone()),
+        Value::Array(items) if depth < 2 => {
+            Object::Array(items.iter().map(|i| to_object(i, depth + 1)).collect())
+        }
+        Value::Dict(entries) if depth < 2 => Object::Dictionary(
+            entries.iter().map(|(k, v)| (k.clone(), to_object(v, depth + 1))).collect(),
+        ),
+        _ => Object::Null,
+    }
+}

@@ -1,0 +1,749 @@
+//! Tests of the PDF loader on a real file and on hostile files generated here.
+
+use super::*;
+use crate::load::load;
+
+const SPEC: &[u8] = include_bytes!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/shared-mime-info-spec.pdf"
+));
+
+fn spec() -> Document {
+    load("docs/shared-mime-info-spec.pdf", SPEC).expect("loads")
+}
+
+#[test]
+fn real_pdf_pages_and_title() {
+    let doc = spec();
+    assert_eq!(doc.pages, 17);
+    // The /Info /Title is empty, so the file name is the title.
+    assert_eq!(doc.title, "shared-mime-info-spec");
+    assert!(doc.blocks.iter().all(|b| b.kind == BlockKind::Paragraph));
+    let pages: Vec<u32> = doc.blocks.iter().filter_map(|b| b.page).collect();
+    assert_eq!(pages.len(), doc.blocks.len());
+    assert!(pages.windows(2).all(|w| w[0] <= w[1]));
+    assert_eq!((pages[0], pages[pages.len() - 1]), (1, 17));
+}
+
+#[test]
+fn paragraphs_are_reflowed_and_on_their_page() {
+    let doc = spec();
+    let find = |start: &str| {
+        let found = doc.blocks.iter().find(|b| doc.block_text(b).starts_with(start));
+        found.unwrap_or_else(|| panic!("no block starts with {start:?}"))
+    };
+    let intro = find("Many programs and desktops use the MIME system");
+    assert_eq!(intro.page, Some(1));
+    assert!(doc.block_text(intro).contains("examining the file’s name or contents"));
+    assert_eq!(find("2.11. Subclassing").page, Some(14));
+    assert_eq!(find("An implementation MAY also get a file’s MIME type").page, Some(14));
+}
+
+#[test]
+fn running_headers_and_page_numbers_are_dropped() {
+    let doc = spec();
+    let texts: Vec<&str> = doc.blocks.iter().map(|b| doc.block_text(b)).collect();
+    // "Shared MIME-info Database" heads every page (the cover included).
+    assert!(!texts.contains(&"Shared MIME-info Database"));
+    assert!(texts.iter().any(|t| t.contains("version 0.21 of the Shared MIME-info Database")));
+    assert!(!texts.iter().any(|t| t.chars().all(|c| c.is_ascii_digit())));
+}
+
+#[test]
+fn running_line_detection() {
+    let bodies = ["Alpha", "Beta", "Gamma", "Delta"];
+    let pages: Vec<String> = (1..=4)
+        .zip(bodies)
+        .map(|(n, body)| format!("Report 2024\n\n{body} text\nends {body}.\n\nPage {n} of 4\n"))
+        .collect();
+    let running = running_lines(&pages);
+    assert!(running.contains(&line_shape("Report 2024")));
+    assert!(running.contains(&line_shape("Page 3 of 4")));
+    assert_eq!(paragraphs(&pages[1], &running), ["Beta text\nends Beta.\n"]);
+    assert!(running_lines(&pages[..2]).is_empty());
+    let middle = "Report 2024\n\nIntro.\nReport 2024\n42\nmore.\n\nPage 2 of 4\n";
+    assert_eq!(paragraphs(middle, &running), ["Intro.\nReport 2024\n42\nmore.\n"]);
+    for line in ["12", "- 12 -", "Page 3", "3 of 10", "xii"] {
+        assert!(is_page_number(line), "{line}");
+    }
+    for line in ["12 apples", "Page", "Chapter 3", "mix"] {
+        assert!(!is_page_number(line), "{line}");
+    }
+}
+
+#[test]
+fn broken_inputs_are_pdf_errors() {
+    let not_pdf = load("a.pdf", b"<html>not a pdf</html>");
+    assert!(matches!(not_pdf, Err(Error::Pdf(m)) if m.contains("%PDF-")));
+    let truncated = load("a.pdf", &SPEC[..SPEC.len() / 3]);
+    assert!(matches!(truncated, Err(Error::Pdf(_))), "{truncated:?}");
+    let header_only = load("a.pdf", b"  %PDF-1.7\n%%EOF\n");
+    assert!(matches!(header_only, Err(Error::Pdf(_))), "{header_only:?}");
+}
+
+/// A minimal PDF writer for generated test files: objects are numbered from 1 in the order
+/// they are added; `finish` writes the cross-reference table and trailer.
+#[derive(Default)]
+struct Pdf {
+    objects: Vec<Vec<u8>>,
+}
+
+impl Pdf {
+    /// Adds an object, returns its number.
+    fn obj(&mut self, body: impl AsRef<[u8]>) -> usize {
+        self.objects.push(body.as_ref().to_vec());
+        self.objects.len()
+    }
+
+    /// Adds a stream object with `dict` entries (without `Length`).
+    fn stream(&mut self, dict: &str, data: &[u8]) -> usize {
+        let mut body = format!("<< /Length {} {dict} >>\nstream\n", data.len()).into_bytes();
+        body.extend_from_slice(data);
+        body.extend_from_slice(b"\nendstream");
+        self.obj(body)
+    }
+
+    /// Replaces the body of object `n` (to close cycles).
+    fn set(&mut self, n: usize, body: impl AsRef<[u8]>) {
+        self.objects[n - 1] = body.as_ref().to_vec();
+    }
+
+    fn finish(&self, root: usize) -> Vec<u8> {
+        let mut out = b"%PDF-1.7\n".to_vec();
+        let mut offsets = Vec::new();
+        for (i, body) in self.objects.iter().enumerate() {
+            offsets.push(out.len());
+            out.extend_from_slice(format!("{} 0 obj\n", i + 1).as_bytes());
+            out.extend_from_slice(body);
+            out.extend_from_slice(b"\nendobj\n");
+        }
+        let xref = out.len();
+        out.extend_from_slice(
+            format!("xref\n0 {}\n0000000000 65535 f \n", offsets.len() + 1).as_bytes(),
+        );
+        for o in offsets {
+            out.extend_from_slice(format!("{o:010} 00000 n \n").as_bytes());
+        }
+        let trailer = format!(
+            "trailer\n<< /Size {} /Root {root} 0 R >>\nstartxref\n{xref}\n%%EOF\n",
+            self.objects.len() + 1
+        );
+        out.extend_from_slice(trailer.as_bytes());
+        out
+    }
+}
+
+/// A document of one page per content stream, with `resources` added to the page's
+/// resources, and the Helvetica font as `/F1` unless they name fonts.
+fn pages_pdf(pdf: &mut Pdf, contents: &[&[u8]], resources: &str) -> Vec<u8> {
+    let font = pdf.obj("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>");
+    let fonts = if resources.contains("/Font") {
+        String::new()
+    } else {
+        format!("/Font << /F1 {font} 0 R >>")
+    };
+    let tree = pdf.obj("");
+    let mut kids = String::new();
+    for content in contents {
+        let c = pdf.stream("", content);
+        let page = pdf.obj(format!(
+            "<< /Type /Page /Parent {tree} 0 R /Contents {c} 0 R /Resources << {fonts} {resources} >> >>"
+        ));
+        kids.push_str(&format!("{page} 0 R "));
+    }
+    pdf.set(
+        tree,
+        format!(
+            "<< /Type /Pages /Kids [{kids}] /Count {} /MediaBox [0 0 612 792] >>",
+            contents.len()
+        ),
+    );
+    let catalog = pdf.obj(format!("<< /Type /Catalog /Pages {tree} 0 R >>"));
+    pdf.finish(catalog)
+}
+
+fn zlib(data: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut e = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+    e.write_all(data).expect("in memory");
+    e.finish().expect("in memory")
+}
+
+/// The text of every page, extracted without the native panic guard (so a panic fails the
+/// test, as it would abort the wasm module).
+fn pages_of(bytes: &[u8]) -> Result<Vec<String>> {
+    extract(bytes).map(|e| e.pages)
+}
+
+fn text_of(bytes: &[u8]) -> Result<String> {
+    pages_of(bytes).map(|p| p.join("\u{c}"))
+}
+
+#[test]
+fn generated_pdf_reads_page_by_page() {
+    let bytes = pages_pdf(
+        &mut Pdf::default(),
+        &[
+            b"BT /F1 12 Tf 72 720 Td (First page) Tj ET",
+            b"BT /F1 12 Tf 72 720 Td (Second) Tj ( page) Tj ET",
+        ],
+        "",
+    );
+    assert_eq!(pages_of(&bytes).expect("reads"), ["First page", "Second page"]);
+}
+
+/// Issue 21, defect 1: a page that is its own `/Parent` (pdf-extract looked up inherited
+/// attributes through `/Parent` without end), a page tree listing itself, and a form that
+/// draws itself overflowed the stack.
+#[test]
+fn cycles_in_the_page_tree_and_forms_end() {
+    let mut pdf = Pdf::default();
+    let content = pdf.stream("", b"BT /F1 12 Tf 72 720 Td (Hello) Tj ET");
+    let font = pdf.obj("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>");
+    let page = pdf.obj("");
+    let tree = pdf.obj("");
+    pdf.set(page, format!("<< /Type /Page /Parent {page} 0 R /Contents {content} 0 R >>"));
+    let tree_body = |page: usize| {
+        format!(
+            "<< /Type /Pages /Kids [{page} 0 R {tree} 0 R] /Count 1 /Resources << /Font << /F1 {font} 0 R >> >> >>"
+        )
+    };
+    pdf.set(tree, tree_body(page));
+    let catalog = pdf.obj(format!("<< /Type /Catalog /Pages {tree} 0 R >>"));
+    let err = text_of(&pdf.finish(catalog)).expect_err("refused");
+    assert!(matches!(&err, Error::Pdf(m) if m.contains("page tree is cyclic")), "{err}");
+    // With its /Parent right, the tree listing itself among its kids reads (once).
+    pdf.set(page, format!("<< /Type /Page /Parent {tree} 0 R /Contents {content} 0 R >>"));
+    assert_eq!(text_of(&pdf.finish(catalog)).expect("reads"), "Hello");
+
+    let mut pdf = Pdf::default();
+    let form = pdf.obj("");
+    let body = "/Fm1 Do BT /F1 12 Tf (in the form) Tj ET";
+    pdf.set(
+        form,
+        format!(
+            "<< /Length {} /Type /XObject /Subtype /Form /BBox [0 0 9 9] /Resources << /XObject << /Fm1 {form} 0 R >> >> >>\nstream\n{body}\nendstream",
+            body.len()
+        ),
+    );
+    let bytes = pages_pdf(
+        &mut pdf,
+        &[b"BT /F1 12 Tf 72 720 Td (Page) Tj ET /Fm1 Do"],
+        &format!("/XObject << /Fm1 {form} 0 R >>"),
+    );
+    // The form has no font of its own, so its text is dropped (pdf-extract panicked on it).
+    assert_eq!(text_of(&bytes).expect("reads"), "Page");
+}
+
+/// Issue 21, defect 1: forms nested past the limit, page trees past `MAX_DEPTH`, arrays
+/// nested a million deep (in the file and in a content stream) and chains of `/Length`
+/// references are refused, each with a one-line limit error.
+#[test]
+fn deep_structures_are_limit_errors() {
+    let depth_error = |bytes: &[u8]| match extract(bytes) {
+        Err(Error::Limit(m)) => m,
+        other => panic!("{:?}", other.map(|e| e.pages)),
+    };
+    let mut pdf = Pdf::default();
+    let mut inner = pdf.stream("/Type /XObject /Subtype /Form", b"BT ET");
+    for _ in 0..limits::MAX_PDF_FORM_DEPTH {
+        inner = pdf.stream(
+            &format!(
+                "/Type /XObject /Subtype /Form /Resources << /XObject << /X {inner} 0 R >> >>"
+            ),
+            b"/X Do",
+        );
+    }
+    let bytes = pages_pdf(&mut pdf, &[b"/X Do"], &format!("/XObject << /X {inner} 0 R >>"));
+    assert!(depth_error(&bytes).contains("forms drawn inside forms more than 32 levels"));
+
+    let mut pdf = Pdf::default();
+    let content = pdf.stream("", b"BT /F1 12 Tf (deep) Tj ET");
+    let mut node = pdf.obj(format!("<< /Type /Page /Contents {content} 0 R >>"));
+    for _ in 0..=limits::MAX_DEPTH {
+        node = pdf.obj(format!("<< /Type /Pages /Kids [{node} 0 R] /Count 1 >>"));
+    }
+    let catalog = pdf.obj(format!("<< /Type /Catalog /Pages {node} 0 R >>"));
+    assert!(depth_error(&pdf.finish(catalog)).contains("page tree"));
+
+    let deep = "[".repeat(1 << 20) + &"]".repeat(1 << 20);
+    let mut pdf = Pdf::default();
+    pdf.obj(format!("<< /Deep {deep} >>"));
+    let bytes = pages_pdf(&mut pdf, &[b"BT /F1 12 Tf (x) Tj ET"], "");
+    assert!(depth_error(&bytes).contains("nested deeper than 512"));
+    let content = format!("BT /F1 12 Tf {deep} TJ ET");
+    let bytes = pages_pdf(&mut Pdf::default(), &[content.as_bytes()], "");
+    assert!(depth_error(&bytes).contains("nested deeper than 512"));
+
+    let mut pdf = Pdf::default();
+    let mut length = pdf.obj("5");
+    for _ in 0..2000 {
+        length = pdf.obj(format!("<< /Length {length} 0 R >>\nstream\nxxxxx\nendstream"));
+    }
+    let bytes = pages_pdf(&mut pdf, &[b"BT /F1 12 Tf (x) Tj ET"], "");
+    assert!(depth_error(&bytes).contains("stream lengths refer to stream lengths"));
+}
+
+/// Issue 21, defect 2: a page content stream inflating far past the file's budget is
+/// refused (it took RSS past 4 GB); images are never inflated, however large.
+#[test]
+fn decompression_bombs_are_refused_and_images_skipped() {
+    let bomb = zlib(&vec![b' '; 32 << 20]);
+    let mut pdf = Pdf::default();
+    let image = pdf.stream(
+        "/Type /XObject /Subtype /Image /Width 8192 /Height 4096 /ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /FlateDecode",
+        &bomb,
+    );
+    let bytes = pages_pdf(
+        &mut pdf,
+        &[b"BT /F1 12 Tf 72 720 Td (Text beside an image) Tj ET q 100 0 0 100 0 0 cm /Im1 Do Q"],
+        &format!("/XObject << /Im1 {image} 0 R >>"),
+    );
+    assert_eq!(text_of(&bytes).expect("reads"), "Text beside an image");
+
+    let mut pdf = Pdf::default();
+    let font = pdf.obj("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>");
+    let contents = pdf.stream("/Filter /FlateDecode", &bomb);
+    let text = pdf.stream("", b"BT /F1 12 Tf (bomb) Tj ET");
+    let tree = pdf.obj("");
+    let page = pdf.obj(format!(
+        "<< /Type /Page /Parent {tree} 0 R /Contents [{text} 0 R {contents} 0 R] /Resources << /Font << /F1 {font} 0 R >> >> >>"
+    ));
+    pdf.set(tree, format!("<< /Type /Pages /Kids [{page} 0 R] /Count 1 >>"));
+    let catalog = pdf.obj(format!("<< /Type /Catalog /Pages {tree} 0 R >>"));
+    let bytes = pdf.finish(catalog);
+    let err = text_of(&bytes).expect_err("refused");
+    assert!(matches!(&err, Error::Limit(m) if m.contains("inflate past")), "{err}");
+    // Through the public entry point too: one line, naming the limit.
+    let err = load("bomb.pdf", &bytes).expect_err("refused").to_string();
+    assert!(!err.contains('\n') && err.contains("times the file's size"), "{err}");
+
+    // An object stream, which lopdf itself would inflate while parsing.
+    let mut pdf = Pdf::default();
+    pdf.stream("/Type /ObjStm /N 1 /First 4 /Filter /FlateDecode", &bomb);
+    let bytes = pages_pdf(&mut pdf, &[b"BT /F1 12 Tf (x) Tj ET"], "");
+    assert!(matches!(text_of(&bytes), Err(Error::Limit(m)) if m.contains("inflate past")));
+}
+
+/// Issue 21, defect 3: all pages come from one pass over the document (pdf-extract looked
+/// the page tree up again for every page), in order, each with its own text.
+#[test]
+fn many_pages_in_one_pass() {
+    let contents: Vec<Vec<u8>> = (1..=600)
+        .map(|n| format!("BT /F1 12 Tf 72 720 Td (Page {n} text.) Tj ET").into_bytes())
+        .collect();
+    let refs: Vec<&[u8]> = contents.iter().map(Vec::as_slice).collect();
+    let pages = pages_of(&pages_pdf(&mut Pdf::default(), &refs, "")).expect("reads");
+    assert_eq!(pages.len(), 600);
+    assert!(pages.iter().zip(1..).all(|(text, n)| *text == format!("Page {n} text.")));
+}
+
+/// Issue 21, defect 4: content and fonts that pdf-extract unwraps, indexes or asserts on are
+/// checked first, so none of these panics (they run without the panic guard).
+#[test]
+fn malformed_content_and_fonts_do_not_panic() {
+    let contents: &[&[u8]] = &[
+        b"BT (before any font) Tj /F1 12 Tf 72 720 Td (ok1) Tj ET",
+        b"1 2 3 4 5 cm Tj TJ Tf Td Tm cm BT /F1 12 Tf (ok2) Tj ET",
+        b"BT /Nofont 12 Tf (hidden) Tj /F1 Tf (hidden) Tj /F1 12 Tf [(ok) -300 (3) /x [1]] TJ ET",
+        b"0 0 m 1 1 2 2 v h /Cs1 cs 1 sc /Gs1 gs /Pattern CS /P1 SCN BT /F1 12 Tf (ok4) Tj ET",
+        b"/Im0 Do /Nothing Do BI /W 1 /H 1 /CS /G /BPC 8 ID \xffEI EI BT /F1 9 Tf (ok5) ' ET",
+        b"BT /F2 12 Tf (ok6) Tj /F3 12 Tf (ok7) Tj /F4 12 Tf (no8) Tj /F5 12 Tf <0041> Tj ET",
+        b"BT /F6 12 Tf (A) Tj /F7 12 Tf (B) Tj /F8 12 Tf (C\\001\\002) Tj /F9 12 Tf (D) Tj ET",
+    ];
+    let mut pdf = Pdf::default();
+    let garbage =
+        pdf.stream("", b"begincmap [[[ << /a ( ) >> 2 beginbfchar <01> endbfchar <0102> <FF>");
+    let image = pdf.stream("/Type /XObject /Subtype /Image /Filter /DCTDecode", b"\xff\xd8\xff");
+    let to_unicode = pdf.stream("", b"1 beginbfchar <01> <0041> endbfchar");
+    let fonts = [
+        // Type 3 without widths or encoding.
+        "<< /Type /Font /Subtype /Type3 /FirstChar 400 /Widths [1 (x)] >>".to_owned(),
+        // A simple font whose encoding pdf-extract does not know, Differences past 255,
+        // widths that disagree with LastChar, and a broken ToUnicode.
+        format!(
+            "<< /Type /Font /Subtype /Type1 /BaseFont /Times-Roman /Encoding << /BaseEncoding /StandardEncoding /Differences [250 /a /b /c /d /e /f /g 7 (x) /bullet] >> /FirstChar 32 /LastChar 33 /Widths [1 2 3 /x] /ToUnicode {garbage} 0 R >>"
+        ),
+        // A composite font without its descendant.
+        "<< /Type /Font /Subtype /Type0 /BaseFont /X /Encoding /Identity-H >>".to_owned(),
+        // A composite font with a broken W, an unknown predefined CMap and ToUnicode name.
+        "<< /Type /Font /Subtype /Type0 /BaseFont /X /Encoding /UniJIS-UCS2-H /ToUnicode /Foo /DescendantFonts [<< /Subtype /CIDFontType2 /W [1 [2 (x)] 5 4 7 /y] >>] >>".to_owned(),
+        // Missing names, a name with a UTF-16 mark, and FontAwesome.
+        "<< /Type /Font >>".to_owned(),
+        "<< /Type /Font /Subtype /Type1 /BaseFont /#FE#FF#00 /Encoding /MacExpertEncoding >>".to_owned(),
+        format!("<< /Type /Font /Subtype /Type1 /BaseFont /FontAwesome /Encoding << /Differences [1 /nosuchglyph /emptyslot 67 /C] >> /ToUnicode {to_unicode} 0 R >>"),
+        "<< /Type /Font /Subtype /Type1 /BaseFont /ZapfDingbats >>".to_owned(),
+    ];
+    let font_ids: Vec<usize> = fonts.iter().map(|f| pdf.obj(f)).collect();
+    let font_entries: String =
+        font_ids.iter().enumerate().map(|(i, id)| format!("/F{} {id} 0 R ", i + 2)).collect();
+    let resources = format!(
+        "/Font << {font_entries} >> /XObject << /Im0 {image} 0 R >> /ExtGState << /Gs1 << /SMask /Bad >> >>"
+    );
+    let helvetica = pdf.obj("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>");
+    let resources = resources.replace("/Font << ", &format!("/Font << /F1 {helvetica} 0 R "));
+    let bytes = pages_pdf(&mut pdf, contents, &resources);
+    let text = text_of(&bytes).expect("reads");
+    // The TJ kerning reads as a space; the composite fonts show nothing (one is unusable,
+    // the other has no usable ToUnicode map).
+    let pages: Vec<&str> = text.split('\u{c}').collect();
+    assert_eq!(pages[..6], ["ok1", "ok2", "ok 3", "ok4", "ok5", "ok6ok7"], "{text:?}");
+    assert!(pages[6].starts_with('A') && pages[6].contains('C'), "{text:?}");
+}
+
+/// The core fonts with each named encoding, and with none, go through pdf-extract's width
+/// and encoding tables without panicking.
+#[test]
+fn core_fonts_and_named_encodings() {
+    for base in ["Helvetica", "Times-Roman", "Courier", "Symbol", "ZapfDingbats"] {
+        for encoding in [
+            "",
+            "/Encoding /WinAnsiEncoding",
+            "/Encoding /MacRomanEncoding",
+            "/Encoding /MacExpertEncoding",
+        ] {
+            let mut pdf = Pdf::default();
+            let font =
+                pdf.obj(format!("<< /Type /Font /Subtype /Type1 /BaseFont /{base} {encoding} >>"));
+            let bytes = pages_pdf(
+                &mut pdf,
+                &[b"BT /F2 12 Tf (Text \x80\xa5\xff) Tj ET"],
+                &format!("/Font << /F2 {font} 0 R >>"),
+            );
+            assert!(text_of(&bytes).is_ok(), "{base} {encoding}");
+        }
+    }
+}
+
+/// Forms drawing forms twice, 30 levels deep, would make pdf-extract interpret the innermost
+/// one 2^30 times: the work is counted before it starts, and refused.
+#[test]
+fn repeated_drawing_is_bounded_by_the_work_budget() {
+    let mut pdf = Pdf::default();
+    let mut form = pdf.stream("/Type /XObject /Subtype /Form", b"BT /F1 12 Tf (leaf) Tj ET");
+    for _ in 0..30 {
+        form = pdf.stream(
+            &format!("/Type /XObject /Subtype /Form /Resources << /XObject << /X {form} 0 R >> >>"),
+            b"/X Do /X Do",
+        );
+    }
+    let bytes = pages_pdf(&mut pdf, &[b"/X Do"], &format!("/XObject << /X {form} 0 R >>"));
+    let err = text_of(&bytes).expect_err("refused");
+    assert!(matches!(&err, Error::Limit(m) if m.contains("would interpret more than")), "{err}");
+}
+
+/// Thousands of pages sharing one large content stream: it is rewritten once, but
+/// pdf-extract would interpret it on every page, so the work is counted per page.
+#[test]
+fn shared_content_is_counted_on_every_page() {
+    let content =
+        "BT /F1 12 Tf 72 720 Td ".to_owned() + &"(shared words) Tj ".repeat(10_000) + "ET";
+    let mut pdf = Pdf::default();
+    let font = pdf.obj("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>");
+    let stream = pdf.stream("", content.as_bytes());
+    let tree = pdf.obj("");
+    let page = pdf.obj(format!(
+        "<< /Type /Page /Parent {tree} 0 R /Contents {stream} 0 R /Resources << /Font << /F1 {font} 0 R >> >> >>"
+    ));
+    let kids = format!("{page} 0 R ").repeat(3000);
+    pdf.set(tree, format!("<< /Type /Pages /Kids [{kids}] /Count 3000 >>"));
+    let catalog = pdf.obj(format!("<< /Type /Catalog /Pages {tree} 0 R >>"));
+    let err = text_of(&pdf.finish(catalog)).expect_err("refused");
+    assert!(matches!(&err, Error::Limit(m) if m.contains("would interpret more than")), "{err}");
+}
+
+/// Text stops at `MAX_TEXT_BYTES`: the output device refuses more and says so.
+#[test]
+fn text_output_stops_at_the_limit() {
+    use pdf_extract::{OutputDev, Transform};
+    let mut text = output::PageText::default();
+    let chunk = "x".repeat(1 << 20);
+    let at = Transform::identity();
+    let mut result = Ok(());
+    for _ in 0..=(limits::MAX_TEXT_BYTES >> 20) {
+        result = text.output_character(&at, 0.5, 0.0, 12.0, &chunk);
+        if result.is_err() {
+            break;
+        }
+    }
+    assert!(result.is_err() && text.is_full());
+}
+
+/// A document of one page whose dictionary has `page` entries besides `/Type` and `/Parent`,
+/// with Helvetica as `/F1`.
+fn one_page_pdf(pdf: &mut Pdf, page: &str) -> Vec<u8> {
+    let font = pdf.obj("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>");
+    let tree = pdf.obj("");
+    let page = pdf.obj(format!(
+        "<< /Type /Page /Parent {tree} 0 R /Resources << /Font << /F1 {font} 0 R >> >> {page} >>"
+    ));
+    pdf.set(tree, format!("<< /Type /Pages /Kids [{page} 0 R] /Count 1 >>"));
+    let catalog = pdf.obj(format!("<< /Type /Catalog /Pages {tree} 0 R >>"));
+    pdf.finish(catalog)
+}
+
+/// The font object `font` (its other objects already in `pdf`), as [`fonts::sanitize`]
+/// rebuilds it.
+fn sanitized_font(pdf: &mut Pdf, font: &str) -> fonts::Font {
+    let id = pdf.obj(font);
+    let catalog = pdf.obj("<< /Type /Catalog >>");
+    let doc = PdfDocument::load_mem(&pdf.finish(catalog)).expect("parses");
+    let font = pdf_extract::Object::Reference((u32::try_from(id).expect("small"), 0));
+    let mut budget = decode::Budget::for_source(0);
+    fonts::sanitize(&doc, &font, &mut budget).expect("within the budget").expect("a font")
+}
+
+/// The text of the stream the sanitized font refers to by `key`.
+fn font_stream(font: &fonts::Font, key: &[u8]) -> String {
+    let (_, stream) = font.streams.iter().find(|(k, _)| *k == key).expect("the stream");
+    String::from_utf8(stream.content.clone()).expect("ascii")
+}
+
+/// A stream without filters is copied, and counted against the inflate budget like inflated
+/// bytes: `/Contents` naming one large stream hundreds of times is refused instead of being
+/// copied again and again.
+#[test]
+fn unfiltered_streams_count_against_the_inflate_budget() {
+    for filter in ["", "/Filter /Crypt"] {
+        let mut pdf = Pdf::default();
+        let big = pdf.stream(filter, &vec![b' '; 128 << 10]);
+        let text = pdf.stream("", b"BT /F1 12 Tf (x) Tj ET");
+        let refs = format!("{big} 0 R ").repeat(300);
+        let bytes = one_page_pdf(&mut pdf, &format!("/Contents [{text} 0 R {refs}]"));
+        let err = text_of(&bytes).expect_err("refused");
+        assert!(matches!(&err, Error::Limit(m) if m.contains("inflate past")), "{filter}: {err}");
+    }
+}
+
+/// `Kids` arrays shared by direct tree nodes are walked once: 40 levels of two nodes sharing
+/// the level below (2^40 pages, read naively) and a `Kids` array that lists itself through
+/// direct nodes give their one page once.
+#[test]
+fn shared_kids_arrays_do_not_multiply_pages() {
+    let mut pdf = Pdf::default();
+    let font = pdf.obj("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>");
+    let content = pdf.stream("", b"BT /F1 12 Tf (Hello) Tj ET");
+    let page = pdf.obj(format!(
+        "<< /Type /Page /Contents {content} 0 R /Resources << /Font << /F1 {font} 0 R >> >> >>"
+    ));
+    let mut kids = pdf.obj(format!("[{page} 0 R]"));
+    for _ in 0..40 {
+        kids = pdf.obj(format!(
+            "[<< /Type /Pages /Kids {kids} 0 R >> << /Type /Pages /Kids {kids} 0 R >>]"
+        ));
+    }
+    let cycle = pdf.obj("");
+    pdf.set(
+        cycle,
+        format!(
+            "[<< /Type /Pages /Kids {kids} 0 R >> << /Type /Pages /Kids {cycle} 0 R >> << /Kids {cycle} 0 R >>]"
+        ),
+    );
+    let tree = pdf.obj(format!("<< /Type /Pages /Kids {cycle} 0 R >>"));
+    let catalog = pdf.obj(format!("<< /Type /Catalog /Pages {tree} 0 R >>"));
+    assert_eq!(pages_of(&pdf.finish(catalog)).expect("reads"), ["Hello"]);
+}
+
+/// Pages cost work even without content, so a `Kids` array listing one empty page tens of
+/// thousands of times is refused.
+#[test]
+fn empty_pages_count_against_the_work_budget() {
+    let mut pdf = Pdf::default();
+    let page = pdf.obj("<< /Type /Page >>");
+    let kids = format!("{page} 0 R ").repeat(20_000);
+    let tree = pdf.obj(format!("<< /Type /Pages /Kids [{kids}] /Count 20000 >>"));
+    let catalog = pdf.obj(format!("<< /Type /Catalog /Pages {tree} 0 R >>"));
+    let err = text_of(&pdf.finish(catalog)).expect_err("refused");
+    assert!(matches!(&err, Error::Limit(m) if m.contains("would interpret more than")), "{err}");
+}
+
+/// Overlapping `bfrange`s are read up to the CMap limit in all, not until the map holds that
+/// many codes (which the same range read again never adds): what follows is left out.
+#[test]
+fn overlapping_to_unicode_ranges_are_bounded() {
+    let to_unicode = |ranges: usize| {
+        let mut pdf = Pdf::default();
+        let range = "1 beginbfrange <0000> <FFFE> <0041> endbfrange\n".repeat(ranges);
+        let cmap =
+            pdf.stream("", format!("{range}1 beginbfchar <FFFF> <0042> endbfchar").as_bytes());
+        let font = sanitized_font(
+            &mut pdf,
+            &format!(
+                "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /ToUnicode {cmap} 0 R >>"
+            ),
+        );
+        font_stream(&font, b"ToUnicode")
+    };
+    assert!(to_unicode(1).contains("<ffff> <0042>"));
+    let twice = to_unicode(2);
+    assert!(!twice.contains("<ffff>"), "the bfchar past the limit is left out");
+    assert_eq!(to_unicode(1000), twice);
+}
+
+/// Width arrays and `Differences` are read only as far as they are kept: a composite font's
+/// `W` run up to its limit, a simple font's `Differences` into one glyph name per code (later
+/// ones override earlier ones, as in pdf-extract).
+#[test]
+fn font_tables_are_bounded() {
+    let mut pdf = Pdf::default();
+    let widths = "1 ".repeat(70_000);
+    let font = sanitized_font(
+        &mut pdf,
+        &format!(
+            "<< /Type /Font /Subtype /Type0 /BaseFont /X /DescendantFonts [<< /Subtype /CIDFontType2 /W [0 [{widths}]] >>] >>"
+        ),
+    );
+    let descendant = font.dict.get(b"DescendantFonts").and_then(|d| d.as_array()).expect("set");
+    let w = descendant[0].as_dict().and_then(|d| d.get(b"W")).and_then(|w| w.as_array());
+    let w = w.expect("a W array");
+    assert_eq!(w.len(), 2);
+    assert_eq!(w[1].as_array().expect("widths").len(), 1 << 16);
+
+    let differences = "0 /a ".repeat(10_000) + "65 /A /B 65 /C";
+    let font = sanitized_font(
+        &mut pdf,
+        &format!(
+            "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding << /BaseEncoding /WinAnsiEncoding /Differences [{differences}] >> >>"
+        ),
+    );
+    let encoding = font.dict.get(b"Encoding").and_then(|e| e.as_dict()).expect("kept");
+    let differences = encoding.get(b"Differences").and_then(|d| d.as_array()).expect("kept");
+    let pairs: Vec<String> = differences
+        .chunks(2)
+        .map(|p| format!("{:?} {:?}", p[0].as_i64().ok(), p[1].as_name().ok().map(<[u8]>::to_vec)))
+        .collect();
+    let expect = |code: i64, name: &[u8]| format!("{:?} {:?}", Some(code), Some(name.to_vec()));
+    assert_eq!(pairs, [expect(0, b"a"), expect(65, b"C"), expect(66, b"B")]);
+}
+
+/// A Type 3 font's `FirstChar` at the end of the integers, or before code 0, reads without
+/// overflowing: only the widths of codes 0–255 are kept.
+#[test]
+fn type3_first_char_out_of_range() {
+    let widths = |first: &str| {
+        let font = sanitized_font(
+            &mut Pdf::default(),
+            &format!("<< /Type /Font /Subtype /Type3 /FirstChar {first} /Widths [1 2 3] >>"),
+        );
+        let widths = font.dict.get(b"Widths").and_then(|w| w.as_array()).expect("widths");
+        widths.iter().map(|w| w.as_float().expect("a number")).collect::<Vec<f32>>()
+    };
+    assert!(widths(&i64::MAX.to_string()).iter().all(|&w| w == 0.0));
+    assert_eq!(widths("-2")[..2], [3.0, 0.0]);
+    assert_eq!(widths("254")[253..], [0.0, 1.0, 2.0]);
+}
+
+/// A `MediaBox` of other than four numbers gives the default page size.
+#[test]
+fn media_box_must_have_four_numbers() {
+    let media_box = |given: &str| {
+        let bytes = one_page_pdf(&mut Pdf::default(), &format!("/MediaBox {given}"));
+        let doc = PdfDocument::load_mem(&bytes).expect("parses");
+        let clean = sanitize::sanitize(&doc, &mut decode::Budget::for_source(0), bytes.len());
+        let clean = clean.expect("sanitizes").doc;
+        let page = clean.get_pages().into_values().next().expect("a page");
+        let page = clean.get_dictionary(page).expect("a dictionary");
+        let values = page.get(b"MediaBox").and_then(|m| m.as_array()).expect("a media box");
+        values.iter().map(|v| v.as_float().expect("a number")).collect::<Vec<f32>>()
+    };
+    assert_eq!(media_box("[0 0 100 200]"), [0.0, 0.0, 100.0, 200.0]);
+    let long = format!("[{}]", "1 ".repeat(10_000));
+    for given in
+        ["[0 0 100 200 300]", "[0 0 100]", "[0 0 100 /x]", "[0 0 100 1000000000000]", &long]
+    {
+        assert_eq!(media_box(given), [0.0, 0.0, 612.0, 792.0], "{given}");
+    }
+}
+
+/// Predictor parameters whose product overflows leave the data as it is.
+#[test]
+fn predictor_parameters_out_of_range() {
+    use pdf_extract::{Dictionary, Object};
+    for (colors, bits) in [(i64::MAX, 8), (8, i64::MAX), (i64::MIN, i64::MIN)] {
+        let mut parms = Dictionary::new();
+        parms.set("Predictor", 12);
+        parms.set("Colors", colors);
+        parms.set("BitsPerComponent", bits);
+        let mut dict = Dictionary::new();
+        dict.set("Filter", Object::Name(b"FlateDecode".to_vec()));
+        dict.set("DecodeParms", Object::Dictionary(parms));
+        let decoded = decode::decode(&dict, &zlib(b"BT ET"), &mut decode::Budget::for_source(0));
+        assert!(matches!(decoded, Ok(decode::Decoded::Bytes(b)) if b == b"BT ET"));
+    }
+}
+
+/// A composite font's CID ranges whose CIDs would pass 2^32 (pdf-extract adds the code to the
+/// range's first CID) are left out.
+#[test]
+fn cid_ranges_past_u32_are_dropped() {
+    let mut pdf = Pdf::default();
+    let cmap = pdf.stream(
+        "",
+        b"1 begincodespacerange <0000> <FFFF> endcodespacerange\n\
+          2 begincidrange <0000> <FFFF> 4294967295 <0000> <00FF> 7 endcidrange\n\
+          1 begincidchar <FFFF> 4294901761 endcidchar",
+    );
+    let font = format!(
+        "<< /Type /Font /Subtype /Type0 /BaseFont /X /Encoding {cmap} 0 R /DescendantFonts [<< /Subtype /CIDFontType2 >>] >>"
+    );
+    let sanitized = font_stream(&sanitized_font(&mut pdf, &font), b"Encoding");
+    assert!(!sanitized.contains("4294"), "{sanitized}");
+    assert!(sanitized.contains("<0000> <00ff> 7"), "{sanitized}");
+    // The font, then the catalog `sanitized_font` added.
+    let type0 = pdf.objects.len() - 1;
+    let helvetica = pdf.obj("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>");
+    let bytes = pages_pdf(
+        &mut pdf,
+        &[b"BT /F1 12 Tf (ok) Tj /F2 12 Tf <0001FFFF> Tj ET"],
+        &format!("/Font << /F1 {helvetica} 0 R /F2 {type0} 0 R >>"),
+    );
+    assert_eq!(text_of(&bytes).expect("reads"), "ok");
+}
+
+/// lopdf parses objects where the cross-reference sections say, which may be inside another
+/// object's stream data, a string or a comment: objects hidden there are checked too (an
+/// object stream inflating past the budget, a chain of `/Length` references, a
+/// cross-reference stream with field widths lopdf loops on).
+#[test]
+fn objects_hidden_inside_other_objects_are_checked() {
+    let hidden_in_stream = |hidden: &[u8]| {
+        let mut pdf = Pdf::default();
+        pdf.stream("", hidden);
+        pages_pdf(&mut pdf, &[b"BT /F1 12 Tf (x) Tj ET"], "")
+    };
+    let bomb = zlib(&vec![b' '; 32 << 20]);
+    let mut object_stream = format!(
+        "12 0 obj << /Type /ObjStm /N 1 /First 4 /Filter /FlateDecode /Length {} >>\nstream\n",
+        bomb.len()
+    )
+    .into_bytes();
+    object_stream.extend_from_slice(&bomb);
+    object_stream.extend_from_slice(b"\nendstream\nendobj\n");
+    let err = text_of(&hidden_in_stream(&object_stream)).expect_err("refused");
+    assert!(matches!(&err, Error::Limit(m) if m.contains("inflate past")), "{err}");
+
+    let xref = b"(7 0 obj << /Type /XRef /Size 9 /W [0 0 0] /Length 0 >>\nstream\n\nendstream)";
+    let err = text_of(&hidden_in_stream(xref)).expect_err("refused");
+    assert!(matches!(&err, Error::Pdf(m) if m.contains("/W field widths")), "{err}");
+
+    // A chain of lengths in comments, each object named by the last digits of its number.
+    let mut pdf = Pdf::default();
+    let mut chain = String::new();
+    for n in 1000..3000 {
+        chain.push_str(&format!(
+            "%9{n} 0 obj << /Length {} 0 R >> stream\nxxxxx\nendstream\n",
+            n - 1
+        ));
+    }
+    pdf.obj(format!("<< /Note 1 >>\n{chain}"));
+    let bytes = pages_pdf(&mut pdf, &[b"BT /F1 12 Tf (x) Tj ET"], "");
+    let err = text_of(&bytes).expect_err("refused");
+    assert!(matches!(&err, Error::Limit(m) if m.contains("stream lengths refer")), "{err}");
+
+    // Headers hidden inside dictionaries, each reading the rest again, are bounded.
+    for header in ["1 0 obj << /A (", "1 0 obj ("] {
+        let nested = header.repeat(200_000) + &")".repeat(200_000) + " >>";
+        let err = text_of(&hidden_in_stream(nested.as_bytes())).expect_err("refused");
+        assert!(matches!(&err, Error::Limit(m) if m.contains("hidden inside")), "{err}");
+    }
+}
