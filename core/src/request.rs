@@ -24,7 +24,7 @@ use crate::BuildOptions;
 use crate::answer::{Answer, Answerer, AskOptions};
 use crate::chunk::ChunkConfig;
 use crate::index::dense::Quantization;
-use crate::llm::{ApiKey, ChatModel, GROQ_BASE_URL, LlmClient, LlmConfig, Transport};
+use crate::llm::{ApiKey, ChatModel, GROQ_BASE_URL, LlmClient, LlmConfig, MAX_TIMEOUT, Transport};
 use crate::query::{Filter, Mode, SearchOptions, Searcher};
 use crate::{Error, Result};
 
@@ -189,6 +189,10 @@ pub struct AskRequest {
     /// Let the LLM choose the graph's starting keywords.
     #[serde(alias = "llmKeywords")]
     pub llm_keywords: bool,
+    /// Longest wait for the LLM over the whole answer, in milliseconds (default 120 000;
+    /// see [`AskOptions::deadline`]); past it the answer is extractive.
+    #[serde(alias = "deadlineMs")]
+    pub deadline_ms: Option<u64>,
     /// The LLM; without it, answers are extractive.
     pub llm: Option<LlmRequest>,
 }
@@ -198,7 +202,7 @@ impl AskRequest {
     ///
     /// # Errors
     /// [`Error::Query`] as [`SearchRequest::options`], for zero sentences or context tokens,
-    /// or a minimum relevance outside `[0, 1]`.
+    /// a minimum relevance outside `[0, 1]`, or a deadline of 0 or over an hour.
     pub fn options(&self) -> Result<AskOptions> {
         self.options_from(AskOptions::default())
     }
@@ -233,6 +237,18 @@ impl AskRequest {
             min_relevance,
             sentences: positive(self.sentences, defaults.sentences, "sentences")?,
             llm_keywords: self.llm_keywords,
+            deadline: match self.deadline_ms {
+                None => defaults.deadline,
+                Some(ms) if ms > 0 && Duration::from_millis(ms) <= MAX_TIMEOUT => {
+                    Duration::from_millis(ms)
+                }
+                Some(ms) => {
+                    return Err(Error::Query(format!(
+                        "deadline_ms must be between 1 and {} (got {ms})",
+                        MAX_TIMEOUT.as_millis()
+                    )));
+                }
+            },
             ..defaults
         })
     }
@@ -455,5 +471,16 @@ mod tests {
         assert!(ask(r#"{"llmKeywords": true}"#).unwrap().llm().is_err());
         let forever = ask(r#"{"llm": {"timeoutMs": 10000000000}}"#).unwrap();
         assert!(forever.llm().unwrap_err().to_string().contains("at most 3600 s"));
+    }
+
+    #[test]
+    fn the_deadline_is_read_in_milliseconds_and_bounded() {
+        let options = ask(r#"{"deadlineMs": 2500}"#).unwrap().options().unwrap();
+        assert_eq!(options.deadline, Duration::from_millis(2500));
+        assert_eq!(ask("{}").unwrap().options().unwrap().deadline, Duration::from_secs(120));
+        for bad in [r#"{"deadline_ms": 0}"#, r#"{"deadline_ms": 3600001}"#] {
+            let error = ask(bad).unwrap().options().unwrap_err().to_string();
+            assert!(error.contains("deadline_ms must be between 1 and 3600000"), "{error}");
+        }
     }
 }

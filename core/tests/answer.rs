@@ -157,3 +157,167 @@ fn off_topic_questions_are_refused_and_on_topic_ones_answered_offline() {
     assert!(answered.relevance > refused.relevance + 0.2);
     assert!(answered.answer.contains("Denmark, Iceland and Norway"), "{}", answered.answer);
 }
+
+/// How a [`Flaky`] provider answers one request.
+enum Turn {
+    /// A complete (not streamed) reply with this content.
+    Chat(&'static str),
+    /// A streamed reply: these pieces of text, then the connection breaks.
+    Breaks(&'static [&'static str]),
+    /// These pieces of text, then nothing more, ever.
+    Stalls(&'static [&'static str]),
+    /// No response at all, ever.
+    Silent,
+}
+
+/// A provider scripted turn by turn whose timer fires as soon as it is awaited: the answer's
+/// deadline has always passed by the time a request is left waiting.
+struct Flaky {
+    turns: RefCell<Vec<Turn>>,
+    requests: RefCell<usize>,
+}
+
+/// How a [`FlakyBody`] ends.
+#[derive(Clone, Copy)]
+enum End {
+    Done,
+    Breaks,
+    Stalls,
+}
+
+/// A body that yields its pieces, then ends as told.
+struct FlakyBody {
+    pieces: Vec<Vec<u8>>,
+    end: End,
+}
+
+impl ResponseBody for FlakyBody {
+    async fn chunk(&mut self) -> Result<Option<Vec<u8>>, TransportError> {
+        if !self.pieces.is_empty() {
+            return Ok(Some(self.pieces.remove(0)));
+        }
+        match self.end {
+            End::Done => Ok(None),
+            End::Breaks => Err(TransportError::Failed("connection reset".into())),
+            End::Stalls => std::future::pending().await,
+        }
+    }
+}
+
+impl Transport for &Flaky {
+    type Body = FlakyBody;
+    async fn post(&self, _: HttpRequest) -> Result<HttpResponse<FlakyBody>, TransportError> {
+        *self.requests.borrow_mut() += 1;
+        let turn = self.turns.borrow_mut().remove(0);
+        let event = |text: &str| {
+            let chunk = serde_json::json!({"choices": [{"delta": {"content": text}}]});
+            format!("data: {chunk}\n\n").into_bytes()
+        };
+        let (pieces, end) = match turn {
+            Turn::Chat(content) => {
+                let reply = serde_json::json!({"choices": [{"message": {"content": content}}]});
+                (vec![reply.to_string().into_bytes()], End::Done)
+            }
+            Turn::Breaks(pieces) => (pieces.iter().map(|p| event(p)).collect(), End::Breaks),
+            Turn::Stalls(pieces) => (pieces.iter().map(|p| event(p)).collect(), End::Stalls),
+            Turn::Silent => std::future::pending().await,
+        };
+        let body = FlakyBody { pieces, end };
+        Ok(HttpResponse { status: 200, retry_after: None, body })
+    }
+    async fn sleep(&self, _: Duration) {}
+}
+
+fn flaky(turns: Vec<Turn>) -> Flaky {
+    Flaky { turns: RefCell::new(turns), requests: RefCell::default() }
+}
+
+fn kinds(answer: &edgerag_core::answer::Answer) -> Vec<WarningKind> {
+    answer.warnings.iter().map(|w| w.kind).collect()
+}
+
+#[test]
+fn a_stream_that_breaks_off_is_discarded_and_the_answer_says_so() {
+    let searcher = searcher();
+    let answerer = Answerer::new(&searcher, AskOptions::default());
+    let provider = flaky(vec![Turn::Breaks(&["The Normans came ", "from"])]);
+    let config = LlmConfig { models: vec!["m".into()], ..LlmConfig::default() };
+    let client = LlmClient::new(config, &provider).unwrap();
+    let mut streamed = String::new();
+    let mut on_token = |piece: &str| streamed.push_str(piece);
+    let answer = run(answerer.ask(&client, QUESTION, Some(&mut on_token))).unwrap();
+    assert_eq!(streamed, "The Normans came from");
+    assert_eq!(answer.mode, AnswerMode::Extractive);
+    assert!(answer.answer.contains("Denmark, Iceland and Norway"), "{}", answer.answer);
+    assert_eq!(kinds(&answer), [WarningKind::LlmFailed, WarningKind::StreamDiscarded]);
+    assert!(answer.stream_discarded());
+    assert!(answer.warnings[0].message.contains("stream broke"), "{:?}", answer.warnings);
+    // Text already shown is never retried (it would be shown twice).
+    assert_eq!(*provider.requests.borrow(), 1);
+    // Hosts read it from the JSON too.
+    let json = serde_json::to_value(&answer).unwrap();
+    assert_eq!(json["warnings"][1]["kind"], "stream_discarded");
+
+    // Without streaming, the same failure leaves nothing to discard.
+    let provider = flaky(vec![Turn::Breaks(&["The Normans"])]);
+    let config = LlmConfig { models: vec!["m".into()], retries: 0, ..LlmConfig::default() };
+    let client = LlmClient::new(config, &provider).unwrap();
+    let answer = run(answerer.ask(&client, QUESTION, None)).unwrap();
+    assert_eq!(kinds(&answer), [WarningKind::LlmFailed]);
+    assert!(!answer.stream_discarded());
+}
+
+#[test]
+fn past_the_deadline_the_answer_is_extractive_whatever_the_llm_is_doing() {
+    let searcher = searcher();
+    let options = AskOptions { deadline: Duration::from_secs(7), ..AskOptions::default() };
+    let answerer = Answerer::new(&searcher, options.clone());
+    let client = |provider| LlmClient::new(LlmConfig::default(), provider).unwrap();
+
+    // A server that never answers: one request, then the deadline.
+    let provider = flaky(vec![Turn::Silent]);
+    let answer = run(answerer.ask(&client(&provider), QUESTION, None)).unwrap();
+    assert_eq!(answer.mode, AnswerMode::Extractive);
+    assert_eq!(kinds(&answer), [WarningKind::LlmDeadline]);
+    assert_eq!(
+        answer.warnings[0].message,
+        "the LLM was still writing the answer when the deadline of 7 s passed; answered \
+         extractively instead"
+    );
+    assert_eq!(*provider.requests.borrow(), 1);
+
+    // A stream that stalls after some text: discarded too.
+    let provider = flaky(vec![Turn::Stalls(&["The Normans"])]);
+    let mut streamed = String::new();
+    let mut on_token = |piece: &str| streamed.push_str(piece);
+    let answer = run(answerer.ask(&client(&provider), QUESTION, Some(&mut on_token))).unwrap();
+    assert_eq!(streamed, "The Normans");
+    assert_eq!(answer.mode, AnswerMode::Extractive);
+    assert_eq!(kinds(&answer), [WarningKind::LlmDeadline, WarningKind::StreamDiscarded]);
+
+    // Keyword choice that never ends.
+    let keywords = AskOptions { llm_keywords: true, ..options };
+    let provider = flaky(vec![Turn::Silent]);
+    let answerer = Answerer::new(&searcher, keywords);
+    let answer = run(answerer.ask(&client(&provider), QUESTION, None)).unwrap();
+    assert_eq!(answer.mode, AnswerMode::Extractive);
+    assert_eq!(kinds(&answer), [WarningKind::LlmDeadline]);
+    assert!(answer.warnings[0].message.contains("choosing keywords"), "{:?}", answer.warnings);
+}
+
+#[test]
+fn a_retry_cut_by_the_deadline_leaves_the_first_reply() {
+    let searcher = searcher();
+    let answerer = Answerer::new(&searcher, AskOptions::default());
+    let invented = "The Normans were led by Napoleon Bonaparte to conquer Egypt [S1].";
+    let provider = flaky(vec![Turn::Chat(invented), Turn::Silent]);
+    let client = LlmClient::new(LlmConfig::default(), &provider).unwrap();
+    let answer = run(answerer.ask(&client, QUESTION, None)).unwrap();
+    assert_eq!(*provider.requests.borrow(), 2, "the stricter retry was asked");
+    assert_eq!(answer.mode, AnswerMode::Llm);
+    assert_eq!(answer.answer, invented);
+    let kinds = kinds(&answer);
+    assert!(kinds.contains(&WarningKind::LowSupport), "{kinds:?}");
+    assert_eq!(kinds.last(), Some(&WarningKind::LlmDeadline), "{kinds:?}");
+    assert!(!kinds.contains(&WarningKind::Retried), "{kinds:?}");
+}

@@ -9,7 +9,10 @@
 //!   ([`verify`]): every sentence's `[S#]` citations are mapped to chunks and scored for
 //!   support, and warnings name uncited sentences, unknown or unused sources and numbers
 //!   that no cited source contains. A poorly supported reply is asked again once, with
-//!   stricter rules at temperature 0; the second reply is returned with its warnings.
+//!   stricter rules at temperature 0; the second reply is returned with its warnings. All of
+//!   it runs under one deadline ([`AskOptions::deadline`], raced against the host's timer),
+//!   past which the answer is extractive; a reply that streamed in part and then failed is
+//!   discarded, and a warning says so ([`WarningKind::StreamDiscarded`]).
 //! - [`Answerer::extractive`] picks the sources' sentences closest to the question
 //!   ([`extractive`]) and cites them: a useful answer offline.
 //!
@@ -25,9 +28,13 @@
 mod extractive;
 mod verify;
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
+use std::future::Future;
+use std::pin::{Pin, pin};
 use std::rc::Rc;
+use std::task::Poll;
+use std::time::Duration;
 
 use serde::Serialize;
 
@@ -69,7 +76,18 @@ pub struct AskOptions {
     /// supported. Off for small local models: the second reply is seldom better, and they
     /// take as long again to write it.
     pub retry: bool,
+    /// Longest wait for the LLM over a whole answer (keyword choice, reply and stricter
+    /// retry, every attempt and model included), measured with the model's own timer
+    /// ([`ChatModel::sleep`]). Past it, the answer is extractive with a
+    /// [`WarningKind::LlmDeadline`] warning (or, when only the stricter retry was cut, the
+    /// first reply stands). A model running in the process has no timer and is bounded by
+    /// its most tokens instead. Default [`DEFAULT_DEADLINE`].
+    pub deadline: Duration,
 }
+
+/// The default [`AskOptions::deadline`]: two minutes, time for a slow provider to answer once
+/// or twice, not for every retry of every model to time out.
+pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(120);
 
 impl Default for AskOptions {
     fn default() -> Self {
@@ -83,6 +101,7 @@ impl Default for AskOptions {
             keyword_candidates: 50,
             attribute: false,
             retry: true,
+            deadline: DEFAULT_DEADLINE,
         }
     }
 }
@@ -184,6 +203,12 @@ pub enum WarningKind {
     Retried,
     /// The LLM could not be used; the answer was made another way.
     LlmFailed,
+    /// The LLM had not answered when [`AskOptions::deadline`] passed: the answer is
+    /// extractive (or the first reply, when the stricter retry was cut).
+    LlmDeadline,
+    /// The reply was streamed in part, then failed (the stream broke, or the deadline
+    /// passed): what streamed is not the answer, and hosts that showed it should say so.
+    StreamDiscarded,
     /// Keyword matching by the LLM fell back to the local candidates.
     Keywords,
 }
@@ -234,6 +259,12 @@ impl Answer {
     /// The answer text without its citation markers.
     pub fn plain_text(&self) -> String {
         verify::strip_markers(&self.answer)
+    }
+
+    /// Whether text was streamed, then discarded: the reply broke off or ran past the
+    /// deadline, and this answer was made another way ([`WarningKind::StreamDiscarded`]).
+    pub fn stream_discarded(&self) -> bool {
+        self.warnings.iter().any(|w| w.kind == WarningKind::StreamDiscarded)
     }
 }
 
@@ -307,7 +338,10 @@ impl<'a> Answerer<'a> {
     /// first reply is streamed to it.
     ///
     /// When every model fails transiently, or replies against the protocol, the answer is
-    /// extractive and says why in a [`WarningKind::LlmFailed`] warning.
+    /// extractive and says why in a [`WarningKind::LlmFailed`] warning; when
+    /// [`AskOptions::deadline`] passes first, in a [`WarningKind::LlmDeadline`] one. If part of
+    /// the reply had streamed, a [`WarningKind::StreamDiscarded`] warning says it is not the
+    /// answer.
     ///
     /// # Errors
     /// [`Error::LlmRejected`] (a bad key or model: retrying elsewhere cannot help); as
@@ -316,13 +350,24 @@ impl<'a> Answerer<'a> {
         &self,
         llm: &M,
         question: &str,
-        on_token: Option<&mut dyn FnMut(&str)>,
+        mut on_token: Option<&mut dyn FnMut(&str)>,
     ) -> Result<Answer> {
+        // One timer for the whole answer, started with the first LLM call.
+        let mut deadline = pin!(llm.sleep(self.options.deadline));
         let mut warnings = Vec::new();
         let mut search = self.options.search.clone();
         let mut keywords = None;
         if self.options.llm_keywords {
-            let (ids, names) = self.choose_keywords(llm, question, &mut warnings).await?;
+            let chosen = self.choose_keywords(llm, question, &mut warnings);
+            let Some(chosen) = before(chosen, deadline.as_mut()).await else {
+                warnings.push(self.deadline_warning("choosing keywords"));
+                let retrieval = self.retrieve(question, &self.options.search)?;
+                if retrieval.relevance < self.options.min_relevance {
+                    return Ok(refusal(retrieval, warnings));
+                }
+                return self.extract(question, retrieval, warnings);
+            };
+            let (ids, names) = chosen?;
             search.graph_keywords = Some(ids);
             keywords = Some(names);
         }
@@ -334,34 +379,80 @@ impl<'a> Answerer<'a> {
         }
         let messages = prompt::answer_messages(question, &retrieval.sources, false);
         let temperature = llm.temperature();
-        let first = match llm.chat(&messages, temperature, on_token).await {
+        let streamed = Cell::new(false);
+        let streaming = on_token.is_some();
+        let mut forward = |piece: &str| {
+            streamed.set(true);
+            if let Some(on_token) = on_token.as_deref_mut() {
+                on_token(piece);
+            }
+        };
+        let sink = streaming.then_some(&mut forward as &mut dyn FnMut(&str));
+        let outcome = match before(llm.chat(&messages, temperature, sink), deadline.as_mut()).await
+        {
+            Some(Ok(reply)) => Ok(reply),
+            Some(Err(error @ Error::LlmRejected { .. })) => return Err(error),
+            Some(Err(error)) => Err(Warning::new(
+                WarningKind::LlmFailed,
+                format!("{error}; answered extractively instead"),
+            )),
+            None => Err(self.deadline_warning("writing the answer")),
+        };
+        let first = match outcome {
             Ok(reply) => reply,
-            Err(error @ Error::LlmRejected { .. }) => return Err(error),
-            Err(error) => {
-                warnings.push(Warning::new(
-                    WarningKind::LlmFailed,
-                    format!("{error}; answered extractively instead"),
-                ));
+            Err(warning) => {
+                warnings.push(warning);
+                if streamed.get() {
+                    warnings.push(Warning::new(
+                        WarningKind::StreamDiscarded,
+                        "the streamed reply broke off and is discarded: this answer is \
+                         extracted from the sources",
+                    ));
+                }
                 return self.extract(question, retrieval, warnings);
             }
         };
         let mut answer = self.written(first, &retrieval, warnings.clone())?;
         if self.options.retry && answer.mode == AnswerMode::Llm && self.poorly_supported(&answer) {
             let messages = prompt::answer_messages(question, &retrieval.sources, true);
-            if let Ok(second) = llm.chat(&messages, 0.0, None).await {
-                warnings.push(Warning::new(
-                    WarningKind::Retried,
+            match before(llm.chat(&messages, 0.0, None), deadline.as_mut()).await {
+                Some(Ok(second)) => {
+                    warnings.push(Warning::new(
+                        WarningKind::Retried,
+                        format!(
+                            "the first reply was poorly supported (confidence {:.2}); this is \
+                             the reply to a stricter prompt at temperature 0",
+                            answer.confidence
+                        ),
+                    ));
+                    answer = self.written(second, &retrieval, warnings)?;
+                }
+                Some(Err(_)) => {}
+                None => answer.warnings.push(Warning::new(
+                    WarningKind::LlmDeadline,
                     format!(
-                        "the first reply was poorly supported (confidence {:.2}); this is the \
-                         reply to a stricter prompt at temperature 0",
-                        answer.confidence
+                        "the deadline of {} passed during the stricter retry; this is the \
+                         first reply",
+                        seconds(self.options.deadline)
                     ),
-                ));
-                answer = self.written(second, &retrieval, warnings)?;
+                )),
             }
         }
         answer.keywords = keywords;
         Ok(answer)
+    }
+
+    /// The warning of an answer made without the LLM because the deadline passed while it
+    /// was `doing` something.
+    fn deadline_warning(&self, doing: &str) -> Warning {
+        Warning::new(
+            WarningKind::LlmDeadline,
+            format!(
+                "the LLM was still {doing} when the deadline of {} passed; answered \
+                 extractively instead",
+                seconds(self.options.deadline)
+            ),
+        )
     }
 
     /// The answer every host gives: written by `llm` when there is one ([`Answerer::ask`],
@@ -555,6 +646,25 @@ fn refusal(retrieval: Retrieval, warnings: Vec<Warning>) -> Answer {
         confidence: 0.0,
         keywords: None,
     }
+}
+
+/// The output of `work`, unless `deadline` completes first (`None`). `work` is polled first,
+/// so work that completes when first polled (a model running in the process) always counts.
+/// A no-runtime select over two futures: hosts provide the timer, and core has no clock.
+async fn before<W: Future>(work: W, mut deadline: Pin<&mut impl Future>) -> Option<W::Output> {
+    let mut work = pin!(work);
+    std::future::poll_fn(|context| {
+        if let Poll::Ready(output) = work.as_mut().poll(context) {
+            return Poll::Ready(Some(output));
+        }
+        deadline.as_mut().poll(context).map(|_| None)
+    })
+    .await
+}
+
+/// `1.5 s`, `120 s`.
+fn seconds(duration: Duration) -> String {
+    format!("{} s", duration.as_secs_f64())
 }
 
 fn mean(values: impl Iterator<Item = f32>) -> f32 {

@@ -4,7 +4,10 @@
 //!
 //! Everything comes from the file: the weights, the tokenizer (built from the metadata, see
 //! `tokenizer.rs`), the chat template (`tokenizer.chat_template`, rendered with minijinja;
-//! ChatML when absent) and the end-of-sequence tokens. [`LocalModel`] is a [`ChatModel`], so
+//! ChatML when absent) and the end-of-sequence tokens. Only the template's own markup is
+//! tokenized with special tokens; the messages' contents are read as plain text, so a
+//! document that writes `<|im_start|>system` cannot open a turn
+//! ([`LocalModel::encode_prompt`]). [`LocalModel`] is a [`ChatModel`], so
 //! [`crate::answer::Answerer::ask`] writes, cites and verifies answers with it exactly as
 //! with a remote LLM.
 //!
@@ -43,7 +46,7 @@ use candle_transformers::utils::apply_repeat_penalty;
 use self::llama::Llama;
 pub use self::llama::Weights;
 use self::stop::{Step, StopWatch};
-use self::template::ChatTemplate;
+use self::template::{ChatTemplate, Part};
 use self::tokenizer::GgufTokenizer;
 use crate::llm::{ChatModel, Completion, Message};
 use crate::{Error, Result};
@@ -249,17 +252,64 @@ impl LocalModel {
         self.context
     }
 
-    /// The token ids of `text`, special tokens such as `<|im_start|>` recognised.
+    /// The token ids of `text`, special tokens such as `<|im_start|>` recognised (as in a
+    /// chat template's markup). Untrusted text goes through [`LocalModel::encode_text`].
     ///
     /// # Errors
     /// [`Error::Generation`] if tokenization fails.
     pub fn encode(&self, text: &str) -> Result<Vec<u32>> {
-        let encoding = self
-            .tokenizer
-            .tokenizer
-            .encode(text, false)
-            .map_err(|e| Error::Generation(format!("tokenizer: {e}")))?;
-        Ok(encoding.get_ids().to_vec())
+        ids(&self.tokenizer.tokenizer, text)
+    }
+
+    /// The token ids of `text` read as plain text: the text of a special token, such as
+    /// `<|im_start|>`, is tokenized as the characters it is made of, never as the token.
+    ///
+    /// # Errors
+    /// [`Error::Generation`] if tokenization fails.
+    pub fn encode_text(&self, text: &str) -> Result<Vec<u32>> {
+        ids(&self.tokenizer.plain, text)
+    }
+
+    /// The token ids of the prompt for `messages` ([`LocalModel::prompt`]): the template's
+    /// markup may be special tokens, the messages' contents (system prompt, sources and
+    /// question alike) never are, whatever they write. For a template that rewrites contents
+    /// so they cannot be told from its markup, the contents' special-token texts are broken
+    /// up (a word joiner after their first character) before the prompt is rendered.
+    ///
+    /// # Errors
+    /// As [`LocalModel::prompt`]; [`Error::Generation`] if tokenization fails.
+    pub fn encode_prompt(&self, messages: &[Message]) -> Result<Vec<u32>> {
+        let Some(parts) = self.template.render_parts(messages)? else {
+            let defused: Vec<Message> = messages
+                .iter()
+                .map(|m| Message { role: m.role, content: self.break_specials(&m.content) })
+                .collect();
+            return self.encode(&self.template.render(&defused)?);
+        };
+        let mut tokens = Vec::new();
+        for part in parts {
+            tokens.extend(match part {
+                Part::Markup(text) => self.encode(&text)?,
+                Part::Content(text) => self.encode_text(text)?,
+            });
+        }
+        Ok(tokens)
+    }
+
+    /// `text` with every special token's text broken by a word joiner (U+2060) after its
+    /// first character, so that no tokenizer matches it.
+    fn break_specials(&self, text: &str) -> String {
+        let mut text = text.to_owned();
+        for special in &self.tokenizer.specials {
+            if let Some(first) = special.chars().next()
+                && text.contains(special.as_str())
+            {
+                let rest = special.get(first.len_utf8()..).unwrap_or_default();
+                let broken = format!("{first}\u{2060}{rest}");
+                text = text.replace(special.as_str(), &broken);
+            }
+        }
+        text
     }
 
     /// The logits of the token following `tokens` (one per vocabulary entry), computed from
@@ -317,7 +367,7 @@ impl LocalModel {
         cancelled: &dyn Fn() -> bool,
     ) -> Result<Generation> {
         options.validate()?;
-        let prompt = self.encode(&self.prompt(messages)?)?;
+        let prompt = self.encode_prompt(messages)?;
         if prompt.len() >= self.context {
             return Err(Error::Generation(format!(
                 "the prompt is {} tokens; this model reads at most {}",
@@ -413,6 +463,13 @@ impl ChatModel for LocalModel {
         let reply = self.generate(messages, &options, on_token)?;
         Ok(Completion { text: reply.text, model: self.name.clone(), failed: Vec::new() })
     }
+}
+
+/// The token ids `tokenizer` gives `text`.
+fn ids(tokenizer: &tokenizers::Tokenizer, text: &str) -> Result<Vec<u32>> {
+    let encoding =
+        tokenizer.encode(text, false).map_err(|e| Error::Generation(format!("tokenizer: {e}")))?;
+    Ok(encoding.get_ids().to_vec())
 }
 
 /// The first line of a candle error (without the backtrace candle may add).

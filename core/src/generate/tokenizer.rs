@@ -32,8 +32,14 @@ const QWEN2_SPLIT: &str = r"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'
 
 /// The model's tokenizer and its special tokens.
 pub(super) struct GgufTokenizer {
-    /// The tokenizer; special tokens in text are recognised as themselves.
+    /// The tokenizer; special tokens in text are recognised as themselves (for the chat
+    /// template's markup).
     pub(super) tokenizer: Tokenizer,
+    /// The same tokenizer, reading special tokens' text as plain text: for message contents,
+    /// which must never become special tokens.
+    pub(super) plain: Tokenizer,
+    /// The text of every special token, longest first.
+    pub(super) specials: Vec<String>,
     /// The tokens `tokenizer.ggml.eos_token_id` and `eot_token_id` name.
     pub(super) end_ids: Vec<u32>,
     /// Text of the beginning- and end-of-sequence tokens, for chat templates.
@@ -76,15 +82,21 @@ pub(super) fn from_gguf(content: &Content) -> Result<GgufTokenizer> {
         Some(value) => integers(value, "tokenizer.ggml.token_type")?,
         None => Vec::new(),
     };
-    let special: Vec<AddedToken> = tokens
+    let mut specials: Vec<String> = tokens
         .iter()
         .zip(&types)
         .filter(|&(_, &kind)| kind == CONTROL || kind == USER_DEFINED)
-        .map(|(token, _)| AddedToken::from(token.clone(), true))
+        .map(|(token, _)| token.clone())
         .collect();
+    let added: Vec<AddedToken> =
+        specials.iter().map(|token| AddedToken::from(token.clone(), true)).collect();
     tokenizer
-        .add_special_tokens(special)
+        .add_special_tokens(added)
         .map_err(|e| Error::Generation(format!("tokenizer: {e}")))?;
+    specials.sort_by_key(|token| std::cmp::Reverse(token.len()));
+    // Every added token is special, so none is matched in text this one reads.
+    let mut plain = tokenizer.clone();
+    plain.set_encode_special_tokens(true);
 
     let token = |key: &str| -> Result<Option<u32>> {
         let Some(value) = content.metadata.get(key) else { return Ok(None) };
@@ -101,6 +113,8 @@ pub(super) fn from_gguf(content: &Content) -> Result<GgufTokenizer> {
     let text = |id: Option<u32>| id.map(|id| tokens[id as usize].clone()).unwrap_or_default();
     Ok(GgufTokenizer {
         tokenizer,
+        plain,
+        specials,
         end_ids,
         bos: text(token("tokenizer.ggml.bos_token_id")?),
         eos: text(Some(eos)),

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use super::protocol::{self, ChatRequest, ChatResponse, Message, StreamChunk};
 use super::sse::SseDecoder;
-use super::{HttpRequest, LlmConfig, ResponseBody, Transport, TransportError};
+use super::{HttpRequest, LlmConfig, MAX_REPLY_BYTES, ResponseBody, Transport, TransportError};
 use crate::{Error, Result};
 
 /// A reply.
@@ -47,6 +47,11 @@ impl<T: Transport> LlmClient<T> {
     /// The configuration.
     pub fn config(&self) -> &LlmConfig {
         &self.config
+    }
+
+    /// The host's transport.
+    pub fn transport(&self) -> &T {
+        &self.transport
     }
 
     /// Sends `messages` and returns the reply. With `on_token`, the reply is streamed and each
@@ -122,7 +127,7 @@ impl<T: Transport> LlmClient<T> {
         let response = self.transport.post(request).await.map_err(|e| self.transient(&e))?;
         let mut body = response.body;
         if response.status != 200 {
-            let text = read_all(&mut body).await.unwrap_or_default();
+            let (text, _) = read_all(&mut body).await.unwrap_or_default();
             let message = self.scrub(&protocol::error_message(&text));
             let reason = format!("HTTP {}: {message}", response.status);
             return Err(match response.status {
@@ -138,7 +143,10 @@ impl<T: Transport> LlmClient<T> {
         match on_token {
             Some(on_token) => self.read_stream(model, &mut body, on_token).await,
             None => {
-                let text = read_all(&mut body).await.map_err(|e| self.transient(&e))?;
+                let (text, whole) = read_all(&mut body).await.map_err(|e| self.transient(&e))?;
+                if !whole {
+                    return Err(Failure::Fatal(self.bad_reply(model, &too_large())));
+                }
                 self.reply_text(model, &text)
             }
         }
@@ -154,6 +162,10 @@ impl<T: Transport> LlmClient<T> {
     ) -> std::result::Result<String, Failure> {
         let mut decoder = SseDecoder::new();
         let (mut text, mut raw, mut events_seen) = (String::new(), Vec::new(), false);
+        // A complete stream ends with `[DONE]` or says why its reply finished; one that just
+        // stops was cut.
+        let mut finished = false;
+        let mut received = 0usize;
         loop {
             let piece = match body.chunk().await {
                 Ok(piece) => piece,
@@ -167,6 +179,10 @@ impl<T: Transport> LlmClient<T> {
             };
             let events = match &piece {
                 Some(bytes) => {
+                    received = received.saturating_add(bytes.len());
+                    if received > MAX_REPLY_BYTES {
+                        return Err(Failure::Fatal(self.bad_reply(model, &too_large())));
+                    }
                     if !events_seen {
                         raw.extend_from_slice(bytes);
                     }
@@ -190,13 +206,22 @@ impl<T: Transport> LlmClient<T> {
                         on_token(delta);
                         text.push_str(delta);
                     }
+                    finished |= choice.finish_reason.is_some();
                 }
             }
             if piece.is_none() {
-                return if events_seen {
-                    Ok(text)
-                } else {
-                    self.reply_text(model, &String::from_utf8_lossy(&raw))
+                return match (events_seen, finished) {
+                    (false, _) => self.reply_text(model, &String::from_utf8_lossy(&raw)),
+                    (true, true) => Ok(text),
+                    // Nothing shown yet: another attempt may get the whole reply.
+                    (true, false) if text.is_empty() => Err(Failure::Transient {
+                        reason: "the stream ended before the reply".to_owned(),
+                        retry_after: None,
+                    }),
+                    (true, false) => Err(Failure::Fatal(self.bad_reply(
+                        model,
+                        "the stream ended before the reply was complete (no [DONE])",
+                    ))),
                 };
             }
         }
@@ -237,13 +262,23 @@ impl<T: Transport> LlmClient<T> {
     }
 }
 
-/// The whole body as text.
-async fn read_all<B: ResponseBody>(body: &mut B) -> std::result::Result<String, TransportError> {
+/// The body as text, and whether it is whole: reading stops past [`MAX_REPLY_BYTES`].
+async fn read_all<B: ResponseBody>(
+    body: &mut B,
+) -> std::result::Result<(String, bool), TransportError> {
     let mut bytes = Vec::new();
     while let Some(piece) = body.chunk().await? {
+        if bytes.len().saturating_add(piece.len()) > MAX_REPLY_BYTES {
+            return Ok((String::from_utf8_lossy(&bytes).into_owned(), false));
+        }
         bytes.extend_from_slice(&piece);
     }
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
+    Ok((String::from_utf8_lossy(&bytes).into_owned(), true))
+}
+
+/// Why a reply past [`MAX_REPLY_BYTES`] is refused.
+fn too_large() -> String {
+    format!("the reply is larger than the {} MiB limit", MAX_REPLY_BYTES >> 20)
 }
 
 /// A `Retry-After` given in seconds (the HTTP-date form is left to the backoff).
@@ -398,6 +433,53 @@ mod tests {
         let reply = run(client.chat(&[Message::user("q")], 0.1, Some(&mut sink))).unwrap();
         assert_eq!(reply.text, "Paris");
         assert_eq!(pieces, ["Par", "is"]);
+    }
+
+    #[test]
+    fn a_reply_past_the_size_limit_is_refused_not_held() {
+        let mebibyte: &'static str = "x".repeat(1 << 20).leak();
+        let many = vec![mebibyte; MAX_REPLY_BYTES / mebibyte.len() + 1];
+        let streamed = "data: {\"choices\":[{\"delta\":{\"content\":\"";
+        for (pieces, stream) in [(many.clone(), false), ([vec![streamed], many].concat(), true)] {
+            let s = script(vec![Ok((200, None, pieces))]);
+            let client = LlmClient::new(config(), &s).unwrap();
+            let mut sink = |_: &str| {};
+            let on_token: Option<&mut dyn FnMut(&str)> =
+                if stream { Some(&mut sink) } else { None };
+            let error = run(client.chat(&[Message::user("q")], 0.1, on_token)).unwrap_err();
+            assert_eq!(
+                error.to_string(),
+                "unexpected reply from the LLM (big): the reply is larger than the 8 MiB limit",
+                "stream: {stream}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_stream_that_stops_without_finishing_is_cut() {
+        let event = |text: &str| {
+            format!("data: {{\"choices\":[{{\"delta\":{{\"content\":\"{text}\"}}}}]}}\n\n")
+        };
+        let started: &'static str = event("Par").leak();
+        // Cut after some text: an error (the text was shown), never a short answer.
+        let s = script(vec![Ok((200, None, vec![started]))]);
+        let client = LlmClient::new(config(), &s).unwrap();
+        let mut pieces = Vec::new();
+        let mut sink = |t: &str| pieces.push(t.to_owned());
+        let error = run(client.chat(&[Message::user("q")], 0.1, Some(&mut sink))).unwrap_err();
+        assert!(matches!(error, Error::LlmResponse { .. }), "{error}");
+        assert!(error.to_string().contains("ended before the reply was complete"), "{error}");
+        assert_eq!(pieces, ["Par"]);
+        // Cut before any text: retried. A finish reason ends a stream without `[DONE]`.
+        let finished =
+            "data: {\"choices\":[{\"delta\":{\"content\":\"is\"},\"finish_reason\":\"stop\"}]}\n\n";
+        let role = "data: {\"choices\":[{\"delta\":{\"role\":\"assistant\"}}]}\n\n";
+        let s = script(vec![Ok((200, None, vec![role])), Ok((200, None, vec![started, finished]))]);
+        let client = LlmClient::new(config(), &s).unwrap();
+        let mut sink = |_: &str| {};
+        let reply = run(client.chat(&[Message::user("q")], 0.1, Some(&mut sink))).unwrap();
+        assert_eq!(reply.text, "Paris");
+        assert_eq!(*s.models.borrow(), ["big", "big"]);
     }
 
     #[test]

@@ -46,6 +46,15 @@ pub trait ChatModel {
         temperature: f32,
         on_token: Option<&mut dyn FnMut(&str)>,
     ) -> Result<Completion>;
+
+    /// Waits for `duration`: the host's timer, which the answer's deadline
+    /// (`AskOptions::deadline`) is raced against. A remote model waits with its
+    /// [`Transport::sleep`]; by default (a model running in the process, whose replies are
+    /// computed as they are polled) it never completes, so there is no deadline.
+    async fn sleep(&self, duration: Duration) {
+        let _ = duration;
+        std::future::pending::<()>().await;
+    }
 }
 
 impl<T: Transport> ChatModel for LlmClient<T> {
@@ -61,6 +70,10 @@ impl<T: Transport> ChatModel for LlmClient<T> {
     ) -> Result<Completion> {
         LlmClient::chat(self, messages, temperature, on_token).await
     }
+
+    async fn sleep(&self, duration: Duration) {
+        self.transport().sleep(duration).await;
+    }
 }
 
 /// Groq's OpenAI-compatible endpoint, the default [`LlmConfig::base_url`].
@@ -72,6 +85,11 @@ pub const DEFAULT_MODELS: [&str; 2] = ["llama-3.3-70b-versatile", "llama-3.1-8b-
 /// Longest [`LlmConfig::timeout`]: an hour (JavaScript timers cannot wait much longer than
 /// 24 days, and no answer is worth waiting an hour for).
 pub const MAX_TIMEOUT: Duration = Duration::from_secs(3600);
+
+/// Most bytes of one reply from the LLM (a streamed one counted whole, events and all): real
+/// replies are a few KiB; a server past it is answering something else, and the reply is
+/// refused rather than held in memory.
+pub const MAX_REPLY_BYTES: usize = 8 << 20;
 
 /// Environment variables a host reads the API key from, in order of preference.
 pub const API_KEY_VARIABLES: [&str; 3] = ["EDGERAG_LLM_API_KEY", "GROQ_API_KEY", "OPENAI_API_KEY"];

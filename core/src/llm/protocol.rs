@@ -92,6 +92,9 @@ pub struct StreamChoice {
     /// The new text.
     #[serde(default)]
     pub delta: Delta,
+    /// Why the reply ended (`stop`, `length`, …), in its last increment.
+    #[serde(default)]
+    pub finish_reason: Option<String>,
 }
 
 /// New text of a streamed reply.

@@ -227,18 +227,25 @@ pub fn with_references(answer: &Answer) -> String {
 
 /// What a streamed reply still owes a client that has seen `streamed` of it, once `answer`
 /// is final: the whole text when nothing streamed (an extractive answer), the sources when
-/// the stream was the answer, and the answer again, marked as revised, when the stricter
-/// retry replaced what streamed.
+/// the stream was the answer, the answer again, marked as revised, when the stricter retry
+/// replaced what streamed, and, marked as such, the answer made without the reply when the
+/// stream broke off ([`Answer::stream_discarded`]).
 pub fn unseen(answer: &Answer, streamed: &str) -> String {
     let full = with_references(answer);
     if streamed.is_empty() {
         full
+    } else if answer.stream_discarded() {
+        format!("\n\n({STREAM_DISCARDED})\n{full}")
     } else if streamed == answer.answer {
-        full[answer.answer.len()..].to_owned()
+        full.get(answer.answer.len()..).unwrap_or_default().to_owned()
     } else {
         format!("\n\n(Revised answer)\n{full}")
     }
 }
+
+/// Said after a streamed reply that broke off, before the answer that replaces it.
+pub const STREAM_DISCARDED: &str =
+    "The reply above broke off and is discarded. Answer extracted from the sources:";
 
 /// A complete `chat.completion` reply to `model` with the answer (see [`with_references`]);
 /// the whole answer, as `edgerag ask --json` prints it, is under `edgerag`.
@@ -415,6 +422,12 @@ mod tests {
         assert!(json.contains(r#""relevance":0.9,"#), "the answer's f32s are widened: {json}");
         assert_eq!(unseen(&answer, &answer.answer), "\n\nSources:\n[S2] Normans › History (p. 4)");
         assert!(unseen(&answer, "Rollo led").starts_with("\n\n(Revised answer)\nRollo led them"));
+        let mut cut = answer.clone();
+        cut.warnings.push(crate::answer::Warning {
+            kind: crate::answer::WarningKind::StreamDiscarded,
+            message: "cut".into(),
+        });
+        assert!(unseen(&cut, "Rollo le").starts_with(&format!("\n\n({STREAM_DISCARDED})\nRollo")));
         let uncited = Answer { citations: Vec::new(), ..answer };
         assert_eq!(with_references(&uncited), "Rollo led them [S2].");
 
