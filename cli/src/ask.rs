@@ -1,10 +1,14 @@
 //! `edgerag ask`: a cited answer to a question, written by an LLM or extracted offline.
 
-use std::io::Write;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-use edgerag_core::answer::{Answer, AnswerMode, Answerer, AskOptions, WarningKind};
+use edgerag_core::answer::{
+    Answer, AnswerMode, Answerer, AskOptions, DEFAULT_DEADLINE, WarningKind,
+};
+use edgerag_core::llm::MAX_TIMEOUT;
+use edgerag_core::llm::server::STREAM_DISCARDED;
 use edgerag_core::{Mode, SearchOptions};
 
 use crate::embedding::{self, ModelArgs};
@@ -61,6 +65,23 @@ pub(crate) struct AnswerArgs {
     /// Sentences in an extractive answer.
     #[arg(long, default_value_t = AskOptions::default().sentences)]
     sentences: usize,
+    /// Seconds the LLM may take over the whole answer (keyword choice, reply and stricter
+    /// retry, every attempt and model included; --llm-timeout limits each request). Past it,
+    /// the answer is extractive, with an llm_deadline warning.
+    #[arg(long, value_name = "SECONDS", value_parser = parse_deadline,
+          default_value_t = DEFAULT_DEADLINE.as_secs_f64())]
+    ask_timeout: f64,
+}
+
+/// `--ask-timeout`: positive seconds, at most an hour.
+fn parse_deadline(value: &str) -> Result<f64, String> {
+    let seconds: f64 =
+        value.parse().map_err(|_| format!("{value:?} is not a number of seconds"))?;
+    let most = MAX_TIMEOUT.as_secs_f64();
+    if !(seconds > 0.0 && seconds <= most) {
+        return Err(format!("the deadline must be above 0 and at most {most} seconds"));
+    }
+    Ok(seconds)
 }
 
 impl AnswerArgs {
@@ -90,6 +111,7 @@ impl AnswerArgs {
             min_relevance: self.min_relevance,
             sentences: self.sentences,
             llm_keywords: self.llm_keywords,
+            deadline: Duration::from_secs_f64(self.ask_timeout),
             ..defaults
         }
     }
@@ -105,9 +127,7 @@ pub(crate) fn run(args: Args) -> Result<()> {
     let mut streamed = false;
     let mut print = |token: &str| {
         streamed = true;
-        let mut out = std::io::stdout().lock();
-        _ = out.write_all(token.as_bytes());
-        _ = out.flush();
+        output::stream(token);
     };
     let on_token = args.stream.then_some(&mut print as &mut dyn FnMut(&str));
     let answer =
@@ -119,16 +139,25 @@ pub(crate) fn run(args: Args) -> Result<()> {
     Ok(())
 }
 
+/// Said after a streamed reply that a stricter retry replaced.
+const STREAM_REVISED: &str =
+    "The reply above was poorly supported. The reply to a stricter prompt:";
+
 /// The answer, its sources and its warnings. After a streamed reply, the answer is printed
-/// again only if it changed (a stricter retry, or an extractive fallback).
+/// again only if it changed, after a line saying why: the stream broke off (or ran past the
+/// deadline) and is discarded, or a stricter retry replaced it.
 fn print_answer(answer: &Answer, streamed: bool) {
-    let replaced = answer.mode == AnswerMode::Extractive
-        || answer.warnings.iter().any(|w| w.kind == WarningKind::Retried);
-    match (streamed, replaced) {
+    let retried = answer.warnings.iter().any(|w| w.kind == WarningKind::Retried);
+    let why = if answer.stream_discarded() || answer.mode == AnswerMode::Extractive {
+        Some(STREAM_DISCARDED)
+    } else {
+        retried.then_some(STREAM_REVISED)
+    };
+    match (streamed, why) {
         (false, _) => output::line(&answer.answer),
         // End the streamed line.
-        (true, false) => output::line(""),
-        (true, true) => output::line(&format!("\n\n{}", answer.answer)),
+        (true, None) => output::line(""),
+        (true, Some(why)) => output::line(&format!("\n\n--- {why} ---\n{}", answer.answer)),
     }
     output::line("");
     let cited: Vec<&str> = answer.citations.iter().map(|c| c.marker.as_str()).collect();

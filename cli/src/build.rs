@@ -178,10 +178,12 @@ pub(crate) fn run(args: Args) -> Result<()> {
 
     let bar = output::progress(inputs.files.len() as u64, "loading", args.json);
     let mut failed = Vec::new();
-    for path in &inputs.files {
+    for input in &inputs.files {
+        let path = &input.path;
         bar.set_message(short_name(path));
-        let loaded = files::read(path)
-            .and_then(|bytes| load(path, &bytes).with_context(|| path.display().to_string()));
+        let loaded = files::read_document(path).and_then(|bytes| {
+            load(&input.name, &bytes).with_context(|| path.display().to_string())
+        });
         match loaded {
             Ok(doc) => {
                 builder.add(doc);
@@ -248,14 +250,13 @@ pub(crate) fn run(args: Args) -> Result<()> {
 
 /// Loads one document. The PDF parser can panic on malformed files; core turns the panic into
 /// an error, and the default panic message is muted meanwhile so the user sees one clear line.
-fn load(path: &Path, bytes: &[u8]) -> edgerag_core::Result<Document> {
-    let name = path.to_string_lossy();
-    if DocKind::from_path(&name) != Some(DocKind::Pdf) {
-        return edgerag_core::load(&name, bytes);
+fn load(name: &str, bytes: &[u8]) -> edgerag_core::Result<Document> {
+    if DocKind::from_path(name) != Some(DocKind::Pdf) {
+        return edgerag_core::load(name, bytes);
     }
     let hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
-    let doc = edgerag_core::load(&name, bytes);
+    let doc = edgerag_core::load(name, bytes);
     std::panic::set_hook(hook);
     doc
 }

@@ -5,15 +5,28 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
+use edgerag_core::limits::{self, MAX_SOURCE_BYTES};
 use edgerag_core::{DocKind, Searcher};
 
 /// Inputs of a build: the files to load, and files skipped while walking directories.
 #[derive(Debug, Default)]
 pub(crate) struct Inputs {
     /// Files to load, in a stable order.
-    pub(crate) files: Vec<PathBuf>,
+    pub(crate) files: Vec<Input>,
     /// Files in directories that are not a supported type.
     pub(crate) skipped: Vec<PathBuf>,
+}
+
+/// A file to load and the name its document gets in the bundle.
+#[derive(Debug)]
+pub(crate) struct Input {
+    /// Where the file is.
+    pub(crate) path: PathBuf,
+    /// The document's name: the file's path relative to the argument it was found under
+    /// (`guide/intro.md`), its file name when it was named itself, and with several arguments
+    /// the directory's own name first (`docs/guide/intro.md`). A bundle is shipped to readers,
+    /// so it never records where the files sat on the machine that built it.
+    pub(crate) name: String,
 }
 
 /// Expands files and directories (recursively, hidden entries skipped, sorted) into the files
@@ -24,9 +37,12 @@ pub(crate) fn collect(paths: &[PathBuf]) -> Result<Inputs> {
     for path in paths {
         let meta = fs::metadata(path).with_context(|| format!("{}", path.display()))?;
         if !meta.is_dir() {
-            inputs.files.push(path.clone());
+            inputs.files.push(Input { path: path.clone(), name: file_name(path) });
             continue;
         }
+        let own = file_name(path);
+        let prefix =
+            if paths.len() > 1 && !own.is_empty() { format!("{own}/") } else { String::new() };
         let walker = walkdir::WalkDir::new(path)
             .sort_by_file_name()
             .into_iter()
@@ -37,19 +53,42 @@ pub(crate) fn collect(paths: &[PathBuf]) -> Result<Inputs> {
                 continue;
             }
             let file = entry.into_path();
-            if DocKind::from_path(&file.to_string_lossy()).is_some() {
-                inputs.files.push(file);
-            } else {
+            if DocKind::from_path(&file.to_string_lossy()).is_none() {
                 inputs.skipped.push(file);
+                continue;
             }
+            let relative = file.strip_prefix(path).unwrap_or(&file);
+            let parts: Vec<_> = relative.iter().map(|part| part.to_string_lossy()).collect();
+            inputs.files.push(Input { name: format!("{prefix}{}", parts.join("/")), path: file });
         }
     }
     Ok(inputs)
 }
 
+/// The last component of a path as given (`docs` for `docs/`; the directory's own name for
+/// `.` and `..`); empty for a root.
+fn file_name(path: &Path) -> String {
+    let canonical = fs::canonicalize(path).ok();
+    let name = path.file_name().or_else(|| canonical.as_deref()?.file_name());
+    name.map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+}
+
 /// Reads a file, naming it in the error.
 pub(crate) fn read(path: &Path) -> Result<Vec<u8>> {
     fs::read(path).with_context(|| format!("{}", path.display()))
+}
+
+/// Reads a document's file, refusing one over [`MAX_SOURCE_BYTES`] before reading it (core
+/// refuses such bytes too; this spares reading them).
+pub(crate) fn read_document(path: &Path) -> Result<Vec<u8>> {
+    let file = fs::File::open(path).with_context(|| format!("{}", path.display()))?;
+    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    limits::check_source_len(len).with_context(|| format!("{}", path.display()))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_SOURCE_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("{}", path.display()))?;
+    Ok(bytes)
 }
 
 /// Reads a file that may be gzip-compressed (by its `.gz` extension) as UTF-8 text.

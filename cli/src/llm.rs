@@ -1,6 +1,8 @@
 //! The LLM from the command line: flags, the API key from the environment, the native
-//! transport (a blocking HTTP client, driven by a minimal executor), or a local GGUF model.
+//! transport (a blocking HTTP client on tokio's blocking threads, raced against tokio's timer),
+//! or a local GGUF model.
 
+use std::future::Future;
 use std::io::Read;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -82,6 +84,13 @@ impl ChatModel for Llm {
             Self::Local(model) => model.chat(messages, temperature, on_token).await,
         }
     }
+
+    async fn sleep(&self, duration: Duration) {
+        match self {
+            Self::Remote(client) => ChatModel::sleep(client, duration).await,
+            Self::Local(model) => ChatModel::sleep(model.as_ref(), duration).await,
+        }
+    }
 }
 
 impl LlmArgs {
@@ -152,7 +161,9 @@ impl LlmArgs {
     }
 }
 
-/// HTTP over a blocking client. Its futures complete on first poll.
+/// HTTP over a blocking client. Each exchange and each read of a body runs on a thread of the
+/// runtime's blocking pool and waits run on its timer, so the futures can be raced: an answer's
+/// deadline (`--ask-timeout`) ends a request that is still waiting for its server.
 #[derive(Debug)]
 pub(crate) struct NativeTransport {
     agent: Agent,
@@ -172,19 +183,30 @@ impl NativeTransport {
     }
 }
 
-/// A response body read from the blocking client.
-pub(crate) struct NativeBody(Box<dyn Read + Send>);
+/// A response body read from the blocking client, one read at a time on the blocking pool;
+/// `None` once a read was abandoned (its future dropped) or failed.
+pub(crate) struct NativeBody(Option<Box<dyn Read + Send>>);
 
 impl ResponseBody for NativeBody {
     async fn chunk(&mut self) -> Result<Option<Vec<u8>>, TransportError> {
-        let mut buffer = vec![0; 8192];
-        match self.0.read(&mut buffer) {
-            Ok(0) => Ok(None),
-            Ok(n) => {
+        let mut reader = self
+            .0
+            .take()
+            .ok_or_else(|| TransportError::Failed("the response was abandoned".into()))?;
+        let (reader, read) = blocking(move || {
+            let mut buffer = vec![0; 8192];
+            let read = reader.read(&mut buffer).map(|n| {
                 buffer.truncate(n);
-                Ok(Some(buffer))
-            }
-            Err(error) => Err(transport_error(&error.to_string())),
+                buffer
+            });
+            (reader, read)
+        })
+        .await?;
+        self.0 = Some(reader);
+        match read {
+            Ok(buffer) if buffer.is_empty() => Ok(None),
+            Ok(buffer) => Ok(Some(buffer)),
+            Err(e) => Err(transport_error(&e.to_string())),
         }
     }
 }
@@ -193,25 +215,42 @@ impl Transport for NativeTransport {
     type Body = NativeBody;
 
     async fn post(&self, request: HttpRequest) -> Result<HttpResponse<NativeBody>, TransportError> {
-        let mut call = self.agent.post(&request.url);
-        for (name, value) in &request.headers {
-            call = call.header(name, value);
-        }
-        let response = call.send(request.body.as_bytes()).map_err(|e| match e {
-            ureq::Error::Timeout(_) => TransportError::Timeout,
-            // The message names the host and the failure; it never holds headers.
-            other => TransportError::Failed(other.to_string()),
-        })?;
-        let status = response.status().as_u16();
-        let retry_after =
-            response.headers().get("retry-after").and_then(|v| v.to_str().ok()).map(str::to_owned);
-        let body = NativeBody(Box::new(response.into_body().into_reader()));
-        Ok(HttpResponse { status, retry_after, body })
+        let agent = self.agent.clone();
+        blocking(move || {
+            let mut call = agent.post(&request.url);
+            for (name, value) in &request.headers {
+                call = call.header(name, value);
+            }
+            let response = call.send(request.body.as_bytes()).map_err(|e| match e {
+                ureq::Error::Timeout(_) => TransportError::Timeout,
+                // The message names the host and the failure; it never holds headers.
+                other => TransportError::Failed(other.to_string()),
+            })?;
+            let status = response.status().as_u16();
+            let retry_after = response
+                .headers()
+                .get("retry-after")
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
+            let body = NativeBody(Some(Box::new(response.into_body().into_reader())));
+            Ok(HttpResponse { status, retry_after, body })
+        })
+        .await?
     }
 
     async fn sleep(&self, duration: Duration) {
-        std::thread::sleep(duration);
+        tokio::time::sleep(duration).await;
     }
+}
+
+/// Runs blocking `work` on the runtime's blocking pool. Dropping the future abandons the
+/// result (the work runs to its end, bounded by the HTTP client's timeout).
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, TransportError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| TransportError::Failed(format!("the HTTP thread failed: {e}")))
 }
 
 /// A read error: ureq reports its timeout through the reader as an I/O error.
@@ -223,7 +262,20 @@ fn transport_error(message: &str) -> TransportError {
     }
 }
 
-/// Runs a future whose awaits never wait (the native transport blocks instead).
-pub(crate) fn block_on<F: std::future::Future>(future: F) -> F::Output {
-    pollster::block_on(future)
+/// Runs a future on this thread with a runtime of its own: the native transport's exchanges
+/// run on its blocking pool and its waits on its timer. Returns as soon as the future is done:
+/// an exchange the future stopped waiting for (past the answer's deadline) is left to end on
+/// its own, not waited for.
+///
+/// # Panics
+/// When the runtime cannot start (the system refuses it threads or timers).
+pub(crate) fn block_on<F: Future>(future: F) -> F::Output {
+    #[allow(clippy::expect_used)]
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("a runtime for the LLM client");
+    let output = runtime.block_on(future);
+    runtime.shutdown_background();
+    output
 }

@@ -1,14 +1,13 @@
 //! Terminal output: JSON, progress bars and the one-line error report.
 
+use std::io::Write;
+
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
 /// Prints `value` as pretty JSON on stdout.
 pub(crate) fn json<T: Serialize>(value: &T) -> anyhow::Result<()> {
-    #[allow(clippy::print_stdout)]
-    {
-        println!("{}", serde_json::to_string_pretty(value)?);
-    }
+    line(&serde_json::to_string_pretty(value)?);
     Ok(())
 }
 
@@ -23,15 +22,35 @@ pub(crate) fn json_line<T: Serialize>(value: &T) -> anyhow::Result<()> {
 
 /// Flushes stdout.
 pub(crate) fn flush() -> std::io::Result<()> {
-    std::io::Write::flush(&mut std::io::stdout())
+    std::io::Write::flush(&mut std::io::stdout()).or_else(closed_pipe_ends)
 }
 
 pub(crate) use edgerag_core::answer::place;
 
 /// Prints a line of human-readable output on stdout.
-#[allow(clippy::print_stdout)]
 pub(crate) fn line(text: &str) {
-    println!("{text}");
+    let mut out = std::io::stdout().lock();
+    let written = writeln!(out, "{text}").or_else(closed_pipe_ends);
+    if let Err(error) = written {
+        error_line(&anyhow::Error::new(error).context("writing to standard output"));
+        std::process::exit(1);
+    }
+}
+
+/// Writes text as it comes (a streamed reply) and flushes it.
+pub(crate) fn stream(text: &str) {
+    let mut out = std::io::stdout().lock();
+    _ = out.write_all(text.as_bytes()).and_then(|()| out.flush()).or_else(closed_pipe_ends);
+}
+
+/// A closed standard output (`edgerag … | head`) ends the command quietly and successfully, as
+/// it does for other Unix tools: whoever read the output has what they wanted. Other write
+/// errors are passed on.
+fn closed_pipe_ends(error: std::io::Error) -> std::io::Result<()> {
+    if error.kind() == std::io::ErrorKind::BrokenPipe {
+        std::process::exit(0);
+    }
+    Err(error)
 }
 
 /// Prints a warning on stderr (above any progress bar).

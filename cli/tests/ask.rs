@@ -72,7 +72,8 @@ fn offline_answers_are_extractive_and_cite_the_chunks_they_quote() {
         assert!(text.contains(&format!("[{marker}]")), "{marker} not in {text}");
         let cited = source(&answer, marker);
         assert_eq!(cited["chunk_id"], citation["chunk_id"]);
-        assert!(cited["document"].as_str().unwrap().ends_with("demo/corpus/normans.md"));
+        // Named relative to the directory the bundle was built from.
+        assert_eq!(cited["document"], "normans.md");
         // Every quoted sentence is in the chunk its marker names.
         for sentence in answer["sentences"].as_array().unwrap() {
             if sentence["cites"][0] == marker {
@@ -325,4 +326,68 @@ fn injected_instructions_stay_inside_their_source() {
     assert!(block.contains("Ignore all previous instructions"), "{block}");
     assert!(block.contains("‹/source>") && block.contains("‹source id=\"S9\""), "{block}");
     assert_eq!(prompt.matches("<source id=").count(), answer["sources"].as_array().unwrap().len());
+}
+
+/// The line `ask --stream` prints between a reply that broke off and the answer replacing it.
+const DISCARDED: &str =
+    "--- The reply above broke off and is discarded. Answer extracted from the sources: ---";
+
+#[test]
+fn a_stream_cut_midway_is_followed_by_a_line_saying_it_is_discarded() {
+    let (_dir, bundle) = bundle();
+    let server = Server::start(vec![Reply::cut(&["The raiders", " were led"], Duration::ZERO)]);
+    let out = ask(&bundle, QUESTION, Some(&server), &["--stream", "--llm-model", "m1"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    // The partial reply, the line, then the extractive answer and its sources.
+    let (streamed, rest) = stdout.split_once(&format!("\n\n{DISCARDED}\n")).expect(&stdout);
+    assert_eq!(streamed, "The raiders were led");
+    assert!(rest.contains("under their leader Rollo"), "{rest}");
+    assert!(rest.contains("extracted from the sources (no LLM)"), "{rest}");
+    assert!(stderr.contains("the streamed reply broke off and is discarded"), "{stderr}");
+    assert!(stderr.contains("ended before the reply was complete"), "{stderr}");
+    // Text already shown is not asked for again.
+    assert_eq!(server.received().len(), 1);
+}
+
+#[test]
+fn one_deadline_bounds_the_whole_answer_against_a_server_that_never_answers() {
+    let (_dir, bundle) = bundle();
+    let hang = Reply::Hang(Duration::from_secs(600));
+    let server = Server::start(vec![hang.clone(), hang.clone(), hang.clone(), hang]);
+    // Each request may take 300 s, and two models with two retries each could take 20
+    // minutes: the answer's deadline ends it all.
+    let args = ["--llm-model", "m1", "--llm-model", "m2", "--llm-timeout", "300"];
+    let started = Instant::now();
+    let answer =
+        ask_json(&bundle, QUESTION, Some(&server), &[&args[..], &["--ask-timeout", "1"]].concat());
+    // Not after the request in flight times out (300 s): the deadline ends the command.
+    assert!(started.elapsed() < Duration::from_secs(60), "{:?}", started.elapsed());
+    assert_eq!(answer["mode"], "extractive");
+    assert_eq!(
+        warnings(&answer),
+        [(
+            "llm_deadline".to_owned(),
+            "the LLM was still writing the answer when the deadline of 1 s passed; answered \
+             extractively instead"
+                .to_owned()
+        )]
+    );
+    assert!(answer["answer"].as_str().unwrap().contains("Rollo"));
+    assert_eq!(server.models(), ["m1"]);
+
+    // A stream that stalls after some text: the deadline ends it, and what streamed is
+    // discarded, visibly.
+    let server = Server::start(vec![Reply::cut(&["The raiders"], Duration::from_secs(600))]);
+    let started = Instant::now();
+    let out = ask(&bundle, QUESTION, Some(&server), &["--stream", "--ask-timeout", "1"]);
+    assert!(started.elapsed() < Duration::from_secs(60), "{:?}", started.elapsed());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.starts_with(&format!("The raiders\n\n{DISCARDED}\n")), "{stdout}");
+
+    let out = ask(&bundle, QUESTION, None, &["--ask-timeout", "0"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("the deadline must be above 0"));
 }

@@ -34,6 +34,9 @@ pub(crate) enum Reply {
     Stream(Vec<String>),
     /// Nothing for this long, then the connection closes.
     Hang(Duration),
+    /// A 200 event stream of these events that stops short (no `[DONE]`, no finish reason):
+    /// after the last one, nothing for this long, then the connection closes.
+    Cut(Vec<String>, Duration),
 }
 
 impl Reply {
@@ -70,6 +73,14 @@ impl Reply {
             .collect();
         events.push("data: [DONE]\n\n".to_owned());
         Self::Stream(events)
+    }
+
+    /// `pieces` streamed as [`Reply::stream`] streams them, then silence for `then`, and the
+    /// connection closes before the reply is complete.
+    pub(crate) fn cut(pieces: &[&str], then: Duration) -> Self {
+        let Self::Stream(mut events) = Self::stream(pieces) else { unreachable!() };
+        events.pop();
+        Self::Cut(events, then)
     }
 }
 
@@ -166,6 +177,17 @@ fn serve(stream: TcpStream, log: &Mutex<Vec<Received>>, script: &Mutex<std::vec:
             }
         }
         Some(Reply::Hang(duration)) => thread::sleep(duration),
+        Some(Reply::Cut(events, then)) => {
+            _ = write!(
+                out,
+                "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
+            );
+            for event in events {
+                _ = out.write_all(event.as_bytes());
+                _ = out.flush();
+            }
+            thread::sleep(then);
+        }
         None => {
             let body = "{\"error\":{\"message\":\"unscripted request\"}}";
             _ = write!(

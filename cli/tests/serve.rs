@@ -5,6 +5,9 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -51,6 +54,12 @@ impl Serving {
     /// `GET path`.
     pub(crate) fn get(&self, target: &str) -> Response {
         self.request("GET", target, &[])
+    }
+
+    /// The threads of the server process, where the system tells (Linux).
+    fn threads(&self) -> Option<usize> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).ok()?;
+        status.lines().find_map(|l| l.strip_prefix("Threads:")).and_then(|n| n.trim().parse().ok())
     }
 
     /// Stops the server and returns what it wrote on stderr.
@@ -669,4 +678,206 @@ fn malformed_and_oversized_requests_are_refused_and_closed() {
         assert!(connection.closed(), "{what}: closed after the refusal");
     }
     assert_eq!(server.get("/app.js").status, 200, "the server goes on");
+}
+
+/// Connections that send a request line, a `Host` and then the start of one more header
+/// field, a byte at a time on each every 50 ms, from a thread, until stopped: slow clients
+/// that keep a request open as long as they can.
+struct Trickler {
+    /// The connections, to read the server's answer from.
+    connections: Vec<Connection>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<Vec<TcpStream>>>,
+}
+
+impl Trickler {
+    /// Opens `count` trickling connections to `port`.
+    fn start(port: u16, count: usize) -> Self {
+        let mut connections = Vec::new();
+        let mut writers = Vec::new();
+        for _ in 0..count {
+            let mut connection = Connection::open(port, Duration::from_secs(60));
+            connection.send(b"GET /app.js HTTP/1.1\r\nHost: x\r\nX-Slow: ");
+            writers.push(connection.reader.get_ref().try_clone().expect("clone"));
+            connections.push(connection);
+        }
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopping = Arc::clone(&stop);
+        let thread = std::thread::spawn(move || {
+            while !stopping.load(Ordering::Relaxed) {
+                for writer in &mut writers {
+                    // The server may have cut it: errors are expected then.
+                    let _ = writer.write_all(b"a");
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            writers
+        });
+        Self { connections, stop, thread: Some(thread) }
+    }
+
+    /// Stops trickling.
+    fn stop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            thread.join().expect("the trickling thread");
+        }
+    }
+}
+
+impl Drop for Trickler {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+#[test]
+fn idle_and_trickling_clients_never_delay_another() {
+    let dir = tempfile::tempdir().unwrap();
+    let site = make_site(dir.path());
+    // Deadlines far away: nothing here may be cut, and nothing may wait for a cut.
+    let args = ["--site", path(&site), "--no-model", "--head-timeout", "300"];
+    let server = Serving::start(&[&args[..], &["--idle-timeout", "300"]].concat(), None);
+    // More than the old server's 256 threads: 150 connections that send nothing, and 150
+    // that trickle a header field.
+    let mut idle: Vec<Connection> =
+        (0..150).map(|_| Connection::open(server.port, Duration::from_secs(60))).collect();
+    let mut slow = Trickler::start(server.port, 150);
+
+    // A new client is answered while all of them are held (a 60 s read timeout rather than
+    // a measured time: it fails if the request has to wait for a slot).
+    for round in 0..3 {
+        let got = server.get("/app.js");
+        assert_eq!(
+            (got.status, got.body.as_slice()),
+            (200, &b"export const x = 1;\n"[..]),
+            "{round}"
+        );
+    }
+    if let Some(threads) = server.threads() {
+        assert!(threads < 40, "{threads} threads for 300 connections");
+    }
+    // They were held all along: each is still served.
+    for connection in idle.iter_mut() {
+        assert_eq!(connection.exchange("GET", "/style.css", "").status, 200);
+    }
+    slow.stop();
+    for connection in &mut slow.connections {
+        connection.send(b"\r\n\r\n");
+        let response = connection.response(false);
+        assert_eq!(
+            (response.status, response.body.as_slice()),
+            (200, &b"export const x = 1;\n"[..])
+        );
+    }
+}
+
+#[test]
+fn slow_requests_are_cut_at_their_deadline_and_idle_connections_closed() {
+    let dir = tempfile::tempdir().unwrap();
+    let site = make_site(dir.path());
+    let args = ["--site", path(&site), "--no-model", "--head-timeout", "1", "--body-timeout", "1"];
+    let server = Serving::start(&[&args[..], &["--idle-timeout", "1"]].concat(), None);
+
+    // A head trickled byte by byte past its deadline: 408, then closed, though bytes still come.
+    let mut slow = Trickler::start(server.port, 3);
+    for connection in &mut slow.connections {
+        let response = connection.response(false);
+        assert_eq!(response.status, 408, "{response:?}");
+        assert_eq!(response.header("Connection"), Some("close"));
+        assert!(connection.closed(), "closed after the 408");
+    }
+    slow.stop();
+
+    // A body that stops halfway: 408 too.
+    let mut stalled = Connection::open(server.port, Duration::from_secs(60));
+    stalled.send(b"POST /edgerag.json HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabc");
+    let response = stalled.response(false);
+    assert_eq!((response.status, response.header("Connection")), (408, Some("close")));
+    assert!(stalled.closed());
+
+    // Connections without a request, before the first or after one, are closed quietly.
+    let mut fresh = Connection::open(server.port, Duration::from_secs(60));
+    let mut kept = Connection::open(server.port, Duration::from_secs(60));
+    assert_eq!(kept.exchange("GET", "/app.js", "").status, 200);
+    assert!(fresh.closed() && kept.closed());
+    assert_eq!(server.get("/app.js").status, 200, "the server goes on");
+}
+
+#[test]
+fn a_flood_of_connections_is_refused_at_once_and_then_served() {
+    let dir = tempfile::tempdir().unwrap();
+    let site = make_site(dir.path());
+    // A file larger than the socket buffers, so that a client that reads none of it keeps
+    // its connection busy.
+    let big: Vec<u8> = (0..24u32 << 20).map(|i| (i % 251) as u8).collect();
+    std::fs::write(site.join("big.bin"), &big).unwrap();
+    let args = ["--site", path(&site), "--no-model", "--max-connections", "4", "--queue", "2"];
+    let server = Serving::start(&args, None);
+
+    // Four downloads that stall take every place.
+    let mut stalled = Vec::new();
+    for _ in 0..4 {
+        let mut connection = Connection::open(server.port, Duration::from_secs(60));
+        connection.send(b"GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\n");
+        assert_eq!(read_head(&mut connection.reader).status, 200);
+        stalled.push(connection);
+    }
+    // Every new connection is answered 503 (two after a short wait in the queue, the others
+    // at once), with Retry-After, and closed.
+    let mut flood: Vec<Connection> =
+        (0..24).map(|_| Connection::open(server.port, Duration::from_secs(60))).collect();
+    for connection in &mut flood {
+        connection.send(b"GET /app.js HTTP/1.1\r\nHost: x\r\n\r\n");
+    }
+    let mut refused = 0;
+    for connection in &mut flood {
+        // The busiest of floods may also see its connection closed without a word.
+        let mut line = String::new();
+        if connection.reader.read_line(&mut line).is_err() || line.is_empty() {
+            continue;
+        }
+        assert!(line.starts_with("HTTP/1.1 503 "), "{line:?}");
+        refused += 1;
+    }
+    assert!(refused >= 20, "{refused} of 24 refused with 503");
+    let mut busy = Connection::open(server.port, Duration::from_secs(60));
+    busy.send(b"GET /app.js HTTP/1.1\r\nHost: x\r\n\r\n");
+    let response = busy.response(false);
+    assert_eq!((response.status, response.header("Retry-After")), (503, Some("1")));
+    assert_eq!(response.header("Connection"), Some("close"));
+
+    // Once the flood and the downloads go, their places serve again.
+    drop((flood, busy, stalled));
+    let got = server.get("/app.js");
+    assert_eq!((got.status, got.body.as_slice()), (200, &b"export const x = 1;\n"[..]));
+}
+
+#[cfg(unix)]
+#[test]
+fn links_are_followed_only_to_visible_files_inside_the_site() {
+    use std::os::unix::fs::symlink;
+    let dir = tempfile::tempdir().unwrap();
+    let site = make_site(dir.path());
+    std::fs::create_dir_all(site.join(".git")).unwrap();
+    std::fs::write(site.join(".git/config"), "[remote \"origin\"]").unwrap();
+    symlink(".git/config", site.join("config.txt")).unwrap();
+    symlink(".git", site.join("git")).unwrap();
+    symlink(".env", site.join("env.txt")).unwrap();
+    symlink(site.join(".git/config"), site.join("absolute.txt")).unwrap();
+    symlink("app.js", site.join("linked.js")).unwrap();
+    symlink("sub", site.join("pages")).unwrap();
+    let server = Serving::start(&["--site", path(&site), "--no-model"], None);
+
+    for target in ["/config.txt", "/git/config", "/git/", "/env.txt", "/absolute.txt", "/link.txt"]
+    {
+        let got = server.get(target);
+        assert_eq!(got.status, 404, "{target}");
+        let body = String::from_utf8_lossy(&got.body);
+        assert!(!body.contains("remote") && !body.contains("SECRET"), "{target}: {body}");
+    }
+    let linked = server.get("/linked.js");
+    assert_eq!((linked.status, linked.body.as_slice()), (200, &b"export const x = 1;\n"[..]));
+    assert_eq!(linked.header("Content-Type"), Some("text/javascript"));
+    assert_eq!(server.get("/pages/").body, b"<p>sub</p>");
 }

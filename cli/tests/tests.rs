@@ -8,6 +8,7 @@ mod build;
 mod cli;
 mod embed;
 mod eval;
+mod hostile;
 mod judge;
 mod llm_server;
 mod local;

@@ -1,10 +1,12 @@
 //! The local chat model over the OpenAI protocol: `GET /v1/models` and
 //! `POST /v1/chat/completions` (streamed as server-sent events, or not), so any OpenAI client
 //! — edgerag's own `ask --llm-base-url` included — can use it. One reply is generated at a
-//! time; other requests wait for the model.
+//! time; up to [`WAITING`] more requests wait for the model, and past that a request gets 503
+//! with `Retry-After` rather than holding one of the server's threads in the queue.
 
 use std::cell::Cell;
 use std::io::{self, Write};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -15,19 +17,48 @@ use serde_json::{Value, json};
 
 use super::http::{self, Incoming, Reply};
 
+/// Requests that may wait for the model while it writes another reply.
+pub(super) const WAITING: usize = 4;
+
 /// The served model.
 pub(super) struct Chat {
     model: Arc<Mutex<LocalModel>>,
     name: String,
     /// The options replies are generated with, unless a request sets them.
     defaults: GenerateOptions,
+    /// Replies being generated or waiting for the model.
+    pending: Arc<AtomicUsize>,
+}
+
+/// A reply's place among those generated or waiting; given back when dropped.
+struct Ticket(Arc<AtomicUsize>);
+
+impl Ticket {
+    /// A place, unless one reply is being generated and [`WAITING`] more wait already.
+    fn take(pending: &Arc<AtomicUsize>) -> Option<Self> {
+        pending
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| (n <= WAITING).then_some(n + 1))
+            .ok()
+            .map(|_| Self(Arc::clone(pending)))
+    }
+}
+
+impl Drop for Ticket {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 impl Chat {
     /// Serves `model`.
     pub(super) fn new(model: LocalModel) -> Self {
         let (name, defaults) = (model.name().to_owned(), model.options().clone());
-        Self { model: Arc::new(Mutex::new(model)), name, defaults }
+        Self {
+            model: Arc::new(Mutex::new(model)),
+            name,
+            defaults,
+            pending: Arc::new(AtomicUsize::new(0)),
+        }
     }
 
     /// The model's name, as `/v1/models` lists it.
@@ -64,8 +95,13 @@ impl Chat {
             Err(e) => return error(400, &e.to_string()),
         };
         let options = completion.generate_options(&self.defaults);
+        let Some(ticket) = Ticket::take(&self.pending) else {
+            let busy = format!("the model is busy with {} other replies; retry later", WAITING + 1);
+            return error(503, &busy).header("Retry-After", "5");
+        };
         let (id, created) = (format!("chatcmpl-{:x}", nanos()), now());
         if !completion.stream {
+            let _ticket = ticket;
             let model = self.model.lock().unwrap_or_else(PoisonError::into_inner);
             return match model.generate(&messages, &options, None) {
                 Ok(reply) => json_reply(
@@ -84,6 +120,7 @@ impl Chat {
         }
         let (model, name) = (Arc::clone(&self.model), self.name.clone());
         Reply::streamed(200, "text/event-stream", move |out: &mut dyn Write| {
+            let _ticket = ticket;
             let chunk = |content: Option<&str>, finish: Option<&str>| {
                 sse::event(None, &server::chunk(&id, &name, created, content, finish).to_string())
             };

@@ -1,13 +1,15 @@
 //! The HTTP model of `edgerag serve` as the router sees it: a request ([`Incoming`]) and the
 //! reply it builds ([`Reply`]), plus the path helpers the routes share.
 //!
-//! The wire protocol lives beside it: [`super::request`] parses requests, [`super::response`]
-//! frames replies and [`super::server`] runs the connections. A [`Reply`] body is either a
-//! reader, sent with `Content-Length` when its length is known (files are streamed from disk
-//! in pieces, never held in memory) and chunked otherwise, or a [`Body::Stream`] that writes
-//! its pieces itself and flushes each to the client (server-sent events).
+//! The wire protocol lives beside it: [`super::request`] parses request heads,
+//! [`super::response`] frames replies and [`super::server`] runs the connections. A [`Reply`]
+//! body is bytes in memory, a reader, sent with `Content-Length` when its length is known
+//! (files are streamed from disk in pieces, never held in memory) and chunked otherwise, or a
+//! [`Body::Stream`] that writes its pieces itself and flushes each to the client (server-sent
+//! events). Readers and streams run on the server's blocking threads, never on the one that
+//! serves the connections.
 
-use std::io::{self, Cursor, Read, Write};
+use std::io::{self, Read, Write};
 
 /// The request methods the router distinguishes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -140,6 +142,8 @@ pub(crate) type Producer = Box<dyn FnOnce(&mut dyn Write) -> io::Result<()> + Se
 
 /// The body of a [`Reply`].
 pub(crate) enum Body {
+    /// Held in memory, sent with `Content-Length`.
+    Bytes(Vec<u8>),
     /// Read from `reader` in pieces: `len` bytes, sent with `Content-Length`, or, when `len`
     /// is `None`, everything up to its end, sent chunked.
     Read {
@@ -196,8 +200,11 @@ impl Reply {
 
     /// A body held in memory.
     pub(crate) fn bytes(status: u16, content_type: &str, bytes: Vec<u8>) -> Self {
-        let len = bytes.len() as u64;
-        Self::stream(status, content_type, Box::new(Cursor::new(bytes)), Some(len))
+        Self {
+            status,
+            headers: vec![("Content-Type", content_type.to_owned())],
+            body: Body::Bytes(bytes),
+        }
     }
 
     /// A short plain-text message.
@@ -208,6 +215,11 @@ impl Reply {
     /// 404.
     pub(crate) fn not_found() -> Self {
         Self::text(404, "not found\n")
+    }
+
+    /// 503 saying `text`, with `Retry-After: 1`: the server is full for a moment.
+    pub(crate) fn busy(text: &str) -> Self {
+        Self::text(503, text).header("Retry-After", "1")
     }
 
     /// 405, naming the methods `allow`ed.
@@ -230,11 +242,7 @@ impl Reply {
     /// bodiless 304 instead of `make()` when the request already holds that version.
     pub(crate) fn cached(request: &Incoming, etag: &str, make: impl FnOnce() -> Self) -> Self {
         let reply = if request.etag_matches(etag) {
-            Self {
-                status: 304,
-                headers: Vec::new(),
-                body: Body::Read { reader: Box::new(io::empty()), len: Some(0) },
-            }
+            Self { status: 304, headers: Vec::new(), body: Body::Bytes(Vec::new()) }
         } else {
             make()
         };

@@ -12,15 +12,17 @@
 //!
 //! Bundles and model files carry a strong ETag (their SHA-256), site files one made of their
 //! length and modification time; every cacheable reply says `Cache-Control: no-cache` and
-//! answers a matching `If-None-Match` with 304. HTTP/1.1 is spoken by [`server`] over
-//! `std::net`, one thread per connection with keep-alive, so neither a large download nor an
-//! idle kept-alive connection ever holds up another. [`route`] is the one place that maps
-//! requests to replies; new endpoints are added there.
+//! answers a matching `If-None-Match` with 304. HTTP/1.1 with keep-alive is spoken by
+//! [`server`], one event loop for every connection and a few blocking threads for routing,
+//! file reads and generation, so neither a large download, an idle kept-alive connection nor
+//! a client that trickles its request ever holds up another; every connection is bounded in
+//! time and size ([`server::Config`]). The request-head parser is in the library face of the
+//! crate (`edgerag_cli::serve::request`), where fuzz targets reach it. [`route`] is the one
+//! place that maps requests to replies; new endpoints are added there.
 
 mod assets;
 mod chat;
 mod http;
-mod request;
 mod response;
 mod server;
 mod static_files;
@@ -28,8 +30,10 @@ mod static_files;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener};
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::{Context, Result};
+use edgerag_cli::serve::request;
 use serde::Serialize;
 
 use self::assets::{BundleInfo, Index, ModelInfo, ServedBundle, ServedChatModel, ServedModel};
@@ -70,6 +74,31 @@ pub(crate) struct Args {
     /// Log every request on stderr.
     #[arg(long, short)]
     verbose: bool,
+    /// Connections served at once (hidden: for tests).
+    #[arg(long, hide = true, default_value_t = server::Config::DEFAULT.max_connections)]
+    max_connections: usize,
+    /// Connections waiting for a place when all are taken (hidden: for tests).
+    #[arg(long, hide = true, default_value_t = server::Config::DEFAULT.queue)]
+    queue: usize,
+    /// Seconds from a request's first byte to the end of its header fields (hidden: for
+    /// tests).
+    #[arg(long, hide = true, value_name = "SECONDS", value_parser = seconds)]
+    head_timeout: Option<Duration>,
+    /// Seconds from the end of a request's header fields to the end of its body (hidden: for
+    /// tests).
+    #[arg(long, hide = true, value_name = "SECONDS", value_parser = seconds)]
+    body_timeout: Option<Duration>,
+    /// Seconds a kept-alive connection may wait for its next request (hidden: for tests).
+    #[arg(long, hide = true, value_name = "SECONDS", value_parser = seconds)]
+    idle_timeout: Option<Duration>,
+}
+
+/// Parses a positive number of seconds.
+fn seconds(text: &str) -> Result<Duration, String> {
+    match text.parse::<f64>().ok().and_then(|s| Duration::try_from_secs_f64(s).ok()) {
+        Some(duration) if !duration.is_zero() => Ok(duration),
+        _ => Err(format!("{text:?} is not a positive number of seconds")),
+    }
 }
 
 /// Everything the router serves from, loaded at startup.
@@ -152,9 +181,18 @@ pub(crate) fn run(args: Args) -> Result<()> {
         output::flush()?;
     }
 
+    let defaults = server::Config::DEFAULT;
+    let config = server::Config {
+        max_connections: args.max_connections.max(1),
+        queue: args.queue,
+        head_time: args.head_timeout.unwrap_or(defaults.head_time),
+        body_time: args.body_timeout.unwrap_or(defaults.body_time),
+        idle: args.idle_timeout.unwrap_or(defaults.idle),
+        ..defaults
+    };
     let state =
         Arc::new(State { site, bundles, model, chat, index, index_etag, verbose: args.verbose });
-    server::run(&listener, state, |text| output::warn(None, text))
+    server::run(listener, state, config, |text| output::warn(None, text))
 }
 
 impl server::Handler for State {

@@ -2,16 +2,27 @@
 //!
 //! The status line is always `HTTP/1.1`, followed by `Date`, `Server`,
 //! `X-Content-Type-Options`, the reply's own headers and the framing: `Content-Length` when
-//! the body's length is known, else `Transfer-Encoding: chunked` through a [`ChunkedWriter`]
-//! (an HTTP/1.0 client, which knows no chunks, gets the bare body and the connection closes
-//! after it). 1xx, 204 and 304 replies have no body, and a `HEAD` request gets the headers
-//! only. `Connection: close` is sent whenever the connection closes after the reply.
+//! the body's length is known, else `Transfer-Encoding: chunked` (an HTTP/1.0 client, which
+//! knows no chunks, gets the bare body and the connection closes after it). 1xx, 204 and 304
+//! replies have no body, and a `HEAD` request gets the headers only. `Connection: close` is
+//! sent whenever the connection closes after the reply.
+//!
+//! [`send`] runs on the server's event loop and never blocks it: a reader body is read a
+//! piece at a time on the blocking threads, and a stream's producer runs there, its pieces
+//! passed over a small channel (which is what stops it when the client goes: its next write
+//! fails). Every write to the client must make progress within the stall time, else the
+//! client is taken to have stopped reading and the connection is given up.
 
 use std::fmt::Write as _;
 use std::io::{self, ErrorKind, Read, Write};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use super::http::{Body, Reply};
+use tokio::io::{AsyncWrite, AsyncWriteExt};
+use tokio::sync::mpsc;
+use tokio::task;
+use tokio::time::timeout;
+
+use super::http::{Body, Producer, Reply};
 use super::request::Version;
 
 /// What the exchange a reply answers asks of it.
@@ -27,13 +38,22 @@ pub(crate) struct Exchange {
 
 /// How many bytes a body is read and written in.
 const PIECE: usize = 64 << 10;
+/// Pieces of a stream that may wait for the client before its producer waits too.
+const STREAM_BACKLOG: usize = 8;
 
-/// Writes `reply` to `out` and flushes it. Returns whether the connection may carry another
-/// request; an error leaves the connection unusable (the client may have gone).
-pub(crate) fn send(reply: Reply, out: &mut impl Write, exchange: Exchange) -> io::Result<bool> {
+/// Writes `reply` to `out` and flushes it; each write must progress within `stall`. Returns
+/// whether the connection may carry another request; an error leaves the connection unusable
+/// (the client may have gone, or stopped reading).
+pub(crate) async fn send<W: AsyncWrite + Unpin>(
+    reply: Reply,
+    out: &mut W,
+    exchange: Exchange,
+    stall: Duration,
+) -> io::Result<bool> {
     let Reply { status, headers, body } = reply;
     let bodiless = matches!(status, 100..=199 | 204 | 304);
     let length = match &body {
+        Body::Bytes(bytes) => Some(bytes.len() as u64),
         Body::Read { len, .. } => *len,
         Body::Stream(_) => None,
     };
@@ -77,27 +97,211 @@ pub(crate) fn send(reply: Reply, out: &mut impl Write, exchange: Exchange) -> io
         head.push_str("Connection: keep-alive\r\n");
     }
     head.push_str("\r\n");
-    out.write_all(head.as_bytes())?;
 
+    let mut out = Out { inner: out, pending: head.into_bytes(), stall };
     if !(bodiless || exchange.head_only) {
         match body {
-            Body::Read { mut reader, len: Some(len) } => copy_exact(&mut reader, out, len)?,
-            Body::Read { mut reader, len: None } if chunked => {
-                let mut chunks = ChunkedWriter::new(&mut *out);
-                copy_all(&mut reader, &mut chunks)?;
-                chunks.finish()?;
-            }
-            Body::Read { mut reader, len: None } => copy_all(&mut reader, out)?,
-            Body::Stream(produce) if chunked => {
-                let mut chunks = ChunkedWriter::new(&mut *out);
-                produce(&mut chunks)?;
-                chunks.finish()?;
-            }
-            Body::Stream(produce) => produce(out)?,
+            Body::Bytes(bytes) => out.put(&bytes).await?,
+            Body::Read { reader, len: Some(len) } => copy_exact(reader, &mut out, len).await?,
+            Body::Read { reader, len: None } => copy_all(reader, &mut out, chunked).await?,
+            Body::Stream(produce) => stream(produce, &mut out, chunked).await?,
         }
     }
-    out.flush()?;
+    out.flush().await?;
     Ok(keep_alive)
+}
+
+/// The client's side of a connection: writes gathered into pieces, each to be taken by the
+/// client within the stall time.
+struct Out<'a, W> {
+    /// The connection.
+    inner: &'a mut W,
+    /// Bytes not yet written.
+    pending: Vec<u8>,
+    /// How long a write may wait for the client.
+    stall: Duration,
+}
+
+impl<W: AsyncWrite + Unpin> Out<'_, W> {
+    /// Adds `bytes`, writing what is gathered once it makes a piece.
+    async fn put(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.pending.extend_from_slice(bytes);
+        if self.pending.len() >= PIECE { self.write_pending().await } else { Ok(()) }
+    }
+
+    /// Writes what is gathered.
+    async fn write_pending(&mut self) -> io::Result<()> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        // Each write must take some bytes within the stall time: a slow reader is served, one
+        // that stopped is not waited for.
+        let mut rest = &self.pending[..];
+        while !rest.is_empty() {
+            let written =
+                timeout(self.stall, self.inner.write(rest)).await.map_err(|_| stalled())??;
+            if written == 0 {
+                return Err(ErrorKind::WriteZero.into());
+            }
+            rest = &rest[written..];
+        }
+        self.pending.clear();
+        Ok(())
+    }
+
+    /// Writes what is gathered and flushes the connection.
+    async fn flush(&mut self) -> io::Result<()> {
+        self.write_pending().await?;
+        timeout(self.stall, self.inner.flush()).await.map_err(|_| stalled())?
+    }
+}
+
+/// The error of a client that stopped reading.
+fn stalled() -> io::Error {
+    io::Error::new(ErrorKind::TimedOut, "the client stopped reading")
+}
+
+/// The error of a task of the blocking threads that did not finish (it panicked).
+fn failed(error: task::JoinError) -> io::Error {
+    io::Error::other(format!("a reply failed: {error}"))
+}
+
+/// A reader body.
+type Reader = Box<dyn Read + Send>;
+
+/// Reads up to `want` bytes of `reader` into `buffer` on the blocking threads.
+async fn pull(
+    mut reader: Reader,
+    mut buffer: Vec<u8>,
+    want: usize,
+) -> io::Result<(Reader, Vec<u8>)> {
+    task::spawn_blocking(move || {
+        buffer.resize(want, 0);
+        loop {
+            match reader.read(&mut buffer) {
+                Ok(n) => {
+                    buffer.truncate(n);
+                    return Ok((reader, buffer));
+                }
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    })
+    .await
+    .map_err(failed)?
+}
+
+/// Copies exactly `len` bytes from `reader` to `out`, in pieces; a reader that ends early is
+/// an error (the client has been promised `len` bytes).
+async fn copy_exact<W: AsyncWrite + Unpin>(
+    mut reader: Reader,
+    out: &mut Out<'_, W>,
+    len: u64,
+) -> io::Result<()> {
+    let mut buffer = Vec::with_capacity(PIECE);
+    let mut left = len;
+    while left > 0 {
+        let want = usize::try_from(left).map_or(PIECE, |left| left.min(PIECE));
+        (reader, buffer) = pull(reader, buffer, want).await?;
+        if buffer.is_empty() {
+            return Err(io::Error::new(ErrorKind::UnexpectedEof, "the body ended early"));
+        }
+        out.put(&buffer).await?;
+        left = left.saturating_sub(buffer.len() as u64);
+    }
+    Ok(())
+}
+
+/// Copies everything `reader` yields to `out`, in pieces, as chunks if `chunked`.
+async fn copy_all<W: AsyncWrite + Unpin>(
+    mut reader: Reader,
+    out: &mut Out<'_, W>,
+    chunked: bool,
+) -> io::Result<()> {
+    let mut buffer = Vec::with_capacity(PIECE);
+    loop {
+        (reader, buffer) = pull(reader, buffer, PIECE).await?;
+        if buffer.is_empty() {
+            break;
+        }
+        if chunked {
+            out.put(format!("{:X}\r\n", buffer.len()).as_bytes()).await?;
+            out.put(&buffer).await?;
+            out.put(b"\r\n").await?;
+        } else {
+            out.put(&buffer).await?;
+        }
+    }
+    if chunked {
+        out.put(b"0\r\n\r\n").await?;
+    }
+    Ok(())
+}
+
+/// Runs `produce` on the blocking threads and sends what it writes, each of its flushes as
+/// it happens, as chunks if `chunked`. When the client cannot take a piece, the channel
+/// closes and the producer's next flush fails: its error (it may say why it stopped) is the
+/// one returned.
+async fn stream<W: AsyncWrite + Unpin>(
+    produce: Producer,
+    out: &mut Out<'_, W>,
+    chunked: bool,
+) -> io::Result<()> {
+    let (sender, mut pieces) = mpsc::channel(STREAM_BACKLOG);
+    let producer = task::spawn_blocking(move || {
+        let mut sink = Sink { sender, pending: Vec::new() };
+        if chunked {
+            let mut chunks = ChunkedWriter::new(&mut sink);
+            produce(&mut chunks)?;
+            chunks.finish().map(|_| ())
+        } else {
+            produce(&mut sink)?;
+            sink.flush()
+        }
+    });
+    let mut sent = Ok(());
+    while let Some(piece) = pieces.recv().await {
+        sent = match out.put(&piece).await {
+            Ok(()) => out.flush().await,
+            Err(e) => Err(e),
+        };
+        if sent.is_err() {
+            break;
+        }
+    }
+    drop(pieces);
+    producer.await.map_err(failed)??;
+    sent
+}
+
+/// The producer's end of a stream: what is written is passed on at each flush (and every
+/// [`PIECE`] bytes); the flush waits while the client is behind.
+struct Sink {
+    /// To the connection.
+    sender: mpsc::Sender<Vec<u8>>,
+    /// Bytes written since the last flush.
+    pending: Vec<u8>,
+}
+
+impl Write for Sink {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.pending.extend_from_slice(buf);
+        if self.pending.len() >= PIECE {
+            self.flush()?;
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let piece = std::mem::take(&mut self.pending);
+        self.sender
+            .blocking_send(piece)
+            .map_err(|_| io::Error::new(ErrorKind::BrokenPipe, "the client went away"))
+    }
 }
 
 /// Whether `name` is a header the framing sets, never the router.
@@ -114,39 +318,6 @@ fn valid_header(name: &str, value: &str) -> bool {
     !name.is_empty()
         && name.bytes().all(token)
         && value.bytes().all(|b| b.is_ascii_graphic() || b == b' ' || b == b'\t')
-}
-
-/// Copies exactly `len` bytes from `reader` to `out`, in pieces; a reader that ends early is
-/// an error (the client has been promised `len` bytes).
-fn copy_exact(reader: &mut impl Read, out: &mut impl Write, len: u64) -> io::Result<()> {
-    let mut buffer = vec![0; PIECE];
-    let mut left = len;
-    while left > 0 {
-        let want = usize::try_from(left).map_or(PIECE, |left| left.min(PIECE));
-        let n = match reader.read(&mut buffer[..want]) {
-            Ok(0) => return Err(io::Error::new(ErrorKind::UnexpectedEof, "the body ended early")),
-            Ok(n) => n,
-            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        out.write_all(&buffer[..n])?;
-        left -= n as u64;
-    }
-    Ok(())
-}
-
-/// Copies everything `reader` yields to `out`, in pieces.
-fn copy_all(reader: &mut impl Read, out: &mut impl Write) -> io::Result<()> {
-    let mut buffer = vec![0; PIECE];
-    loop {
-        let n = match reader.read(&mut buffer) {
-            Ok(0) => return Ok(()),
-            Ok(n) => n,
-            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        out.write_all(&buffer[..n])?;
-    }
 }
 
 /// Sends what is written to it as chunks of a chunked body.
@@ -277,13 +448,18 @@ pub(crate) fn http_date(time: SystemTime) -> String {
 mod tests {
     use super::*;
     use std::io::Cursor;
-    use std::time::Duration;
+    use std::pin::Pin;
+    use std::task::{Context, Poll};
 
-    /// A writer that records where each flush happened.
+    /// A writer that records where each flush happened; as a connection, it takes at most
+    /// `limit` bytes and then fails (a client that went away) or, if `hang`, waits forever
+    /// (a client that stopped reading).
     #[derive(Default)]
     struct Recorder {
         data: Vec<u8>,
         flushes: Vec<usize>,
+        limit: Option<usize>,
+        hang: bool,
     }
 
     impl Write for Recorder {
@@ -295,6 +471,34 @@ mod tests {
             self.flushes.push(self.data.len());
             Ok(())
         }
+    }
+
+    impl AsyncWrite for Recorder {
+        fn poll_write(
+            self: Pin<&mut Self>,
+            _: &mut Context<'_>,
+            buf: &[u8],
+        ) -> Poll<io::Result<usize>> {
+            let this = self.get_mut();
+            match this.limit {
+                Some(limit) if this.data.len() + buf.len() > limit && this.hang => Poll::Pending,
+                Some(limit) if this.data.len() + buf.len() > limit => {
+                    Poll::Ready(Err(ErrorKind::BrokenPipe.into()))
+                }
+                _ => Poll::Ready(Write::write(this, buf)),
+            }
+        }
+        fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+            Poll::Ready(Write::flush(self.get_mut()))
+        }
+        fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+            Poll::Ready(Ok(()))
+        }
+    }
+
+    /// Runs `future` on a runtime like the server's.
+    fn block_on<F: std::future::Future>(future: F) -> F::Output {
+        tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(future)
     }
 
     /// Decodes a chunked body, checking its framing; returns the chunks.
@@ -318,7 +522,7 @@ mod tests {
     /// Sends `reply` for `exchange`; returns the bytes written, the flushes and keep-alive.
     fn sent(reply: Reply, exchange: Exchange) -> (String, Vec<usize>, bool) {
         let mut out = Recorder::default();
-        let keep = send(reply, &mut out, exchange).unwrap();
+        let keep = block_on(send(reply, &mut out, exchange, Duration::from_secs(60))).unwrap();
         (String::from_utf8(out.data).unwrap(), out.flushes, keep)
     }
 
@@ -453,8 +657,57 @@ mod tests {
 
         let short =
             Reply::stream(200, "text/plain", Box::new(Cursor::new(b"abc".to_vec())), Some(5));
-        let error = send(short, &mut Recorder::default(), GET).unwrap_err();
+        let stall = Duration::from_secs(60);
+        let error = block_on(send(short, &mut Recorder::default(), GET, stall)).unwrap_err();
         assert_eq!(error.kind(), ErrorKind::UnexpectedEof);
+    }
+
+    #[test]
+    fn large_bodies_are_sent_in_pieces_from_their_reader() {
+        let bytes: Vec<u8> = (0..300_000u32).map(|i| b'a' + (i % 26) as u8).collect();
+        let len = bytes.len() as u64;
+        let reply = Reply::stream(200, "x/y", Box::new(Cursor::new(bytes.clone())), Some(len));
+        let (response, _, _) = sent(reply, GET);
+        assert!(split(&response).1.as_bytes() == bytes.as_slice());
+        // Without a length: chunked, the same bytes.
+        let reply = Reply::stream(200, "x/y", Box::new(Cursor::new(bytes.clone())), None);
+        let mut out = Recorder::default();
+        block_on(send(reply, &mut out, GET, Duration::from_secs(60))).unwrap();
+        let at = out.data.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+        assert_eq!(dechunk(&out.data[at..]).concat(), bytes);
+    }
+
+    #[test]
+    fn a_client_that_stops_reading_is_given_up() {
+        let bytes = vec![b'x'; 200_000];
+        let reply = Reply::bytes(200, "x/y", bytes);
+        let mut out = Recorder { limit: Some(100_000), hang: true, ..Recorder::default() };
+        let error = block_on(send(reply, &mut out, GET, Duration::from_millis(50))).unwrap_err();
+        assert_eq!(error.kind(), ErrorKind::TimedOut);
+    }
+
+    #[test]
+    fn a_stream_stops_when_its_client_goes() {
+        let reply = Reply::streamed(200, "text/event-stream", |out| {
+            for i in 0.. {
+                let event = format!("data: {i}\n\n");
+                if out.write_all(event.as_bytes()).and_then(|()| out.flush()).is_err() {
+                    return Err(io::Error::other(format!("stopped after {i} events")));
+                }
+            }
+            Ok(())
+        });
+        let mut out = Recorder { limit: Some(2_000), ..Recorder::default() };
+        let error = block_on(send(reply, &mut out, GET, Duration::from_secs(60))).unwrap_err();
+        let message = error.to_string();
+        let stopped: usize = message
+            .strip_prefix("stopped after ")
+            .unwrap()
+            .strip_suffix(" events")
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(stopped < 200, "{message}");
     }
 
     #[test]

@@ -1,97 +1,260 @@
-//! The connections of `edgerag serve`: an accept loop and one thread per connection.
+//! The connections of `edgerag serve`: one event loop (a single-threaded tokio runtime) that
+//! reads every request and writes every reply, and a bounded pool of blocking threads for the
+//! work that may block (routing, reading files, generating).
 //!
-//! Each connection is served by its own named thread, request after request (HTTP/1.1
-//! keep-alive; requests pipelined behind one another are answered in order), so a connection
-//! that sits idle between requests, or a slow download, never holds up another connection.
-//! A connection closes when the client asks (`Connection: close`, or HTTP/1.0 without
-//! `keep-alive`), after [`IDLE`] without a new request, after a request the server refuses
-//! (malformed, too large, too slow: answered with its 4xx first), or when the client goes
-//! away (which ends only that connection's thread). At most [`MAX_CONNECTIONS`] are served
-//! at once; more wait in the listen queue until one closes.
+//! A connection costs a small task and its buffers, not a thread, so any number of idle or
+//! slow clients holds up no other. What each may take is bounded ([`Config`]):
+//! - at most [`Config::max_connections`] are served at once. When all are taken, idle
+//!   connections (between requests) are closed and requests still arriving after
+//!   [`PRESSED`] are cut with 408, and a new connection waits up to [`Config::queue_wait`] for
+//!   a place, [`Config::queue`] of them at most; past that it gets 503 with `Retry-After`.
+//! - a request's line and header fields must arrive within [`Config::head_time`] of its first
+//!   byte, within [`Limits`] (else 408, 414 or 431); its body within [`Config::body_time`]
+//!   (408), at most [`Limits::body_bytes`] (413), and [`BODY_BUDGET`] bytes of bodies are held
+//!   at once, all connections together (503).
+//! - a kept-alive connection closes after [`Config::idle`] without a new request, and a client
+//!   that takes none of its reply for [`Config::stall`] is dropped.
+//!
+//! Requests on one connection are answered in order (HTTP/1.1 keep-alive and pipelining). A
+//! refused request is answered with its status, then the connection closes.
 
-use std::io::{BufReader, BufWriter, Read, Write};
-use std::net::{Shutdown, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, PoisonError};
-use std::thread;
-use std::time::{Duration, Instant};
+use std::future::{Future, poll_fn};
+use std::io::{self, ErrorKind};
+use std::net::TcpListener as StdListener;
+use std::pin::pin;
+use std::sync::Arc;
+use std::task::Poll;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
+use tokio::task;
+use tokio::time::{Instant, sleep, timeout, timeout_at};
 
 use super::http::{Incoming, Method, Reply};
-use super::request::{self, Limits, ReadError, Rejection, Version};
+use super::request::{self, Head, Limits, Rejection, Version};
 use super::response::{self, Exchange};
 
-/// How long a connection may wait for its next request before it is closed.
-pub(crate) const IDLE: Duration = Duration::from_secs(5);
-/// How long a write may stall (a client that stops reading) before the connection is dropped.
-const STALLED: Duration = Duration::from_secs(60);
-/// Connections served at once.
-pub(crate) const MAX_CONNECTIONS: usize = 256;
+/// What a connection may take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Config {
+    /// Connections served at once.
+    pub(crate) max_connections: usize,
+    /// Connections waiting for a place when all are taken; more are refused at once.
+    pub(crate) queue: usize,
+    /// How long a connection waits for a place before it is refused.
+    pub(crate) queue_wait: Duration,
+    /// From the first byte of a request to the end of its header fields.
+    pub(crate) head_time: Duration,
+    /// From the end of a request's header fields to the end of its body.
+    pub(crate) body_time: Duration,
+    /// How long a connection may wait for its next request.
+    pub(crate) idle: Duration,
+    /// How long a write may wait for a client that takes none of it.
+    pub(crate) stall: Duration,
+    /// Sizes.
+    pub(crate) limits: Limits,
+}
+
+impl Config {
+    /// `edgerag serve`'s: 512 connections, 64 more waiting up to 2 s; a head within 10 s, a
+    /// body within 30 s, 5 s idle, 60 s stalled; [`Limits::SERVE`].
+    pub(crate) const DEFAULT: Self = Self {
+        max_connections: 512,
+        queue: 64,
+        queue_wait: Duration::from_secs(2),
+        head_time: Duration::from_secs(10),
+        body_time: Duration::from_secs(30),
+        idle: Duration::from_secs(5),
+        stall: Duration::from_secs(60),
+        limits: Limits::SERVE,
+    };
+}
+
+/// When the server is full, a request still arriving after this long is cut.
+pub(crate) const PRESSED: Duration = Duration::from_secs(1);
+/// Bytes of request bodies held at once, all connections together.
+pub(crate) const BODY_BUDGET: usize = 32 << 20;
+/// Threads for blocking work (routing, file reads, generation).
+const BLOCKING_THREADS: usize = 32;
+/// Connections being refused with 503 at once; more are closed without a word.
+const REFUSING: usize = 64;
 
 /// What answers the requests.
 pub(crate) trait Handler: Send + Sync + 'static {
-    /// The reply to `request`.
+    /// The reply to `request`; runs on a blocking thread.
     fn handle(&self, request: &Incoming) -> Reply;
     /// Reports what happened on a connection (a request and its status, a refusal, an
     /// error); by default nothing.
     fn log(&self, _text: &str) {}
 }
 
-/// Serves connections accepted on `listener` with `handler`, forever. Accepting fails only
-/// for a moment (e.g. out of file descriptors): `warn` is told and the loop goes on.
-pub(crate) fn run<H: Handler>(listener: &TcpListener, handler: Arc<H>, warn: impl Fn(&str)) -> ! {
-    let slots = Arc::new(Slots::default());
-    let ids = AtomicU64::new(0);
+/// What the connections share.
+struct Shared<H> {
+    handler: Arc<H>,
+    config: Config,
+    /// Signalled while the server is full: idle connections close, slow requests are cut.
+    pressure: Notify,
+    /// Permits for [`BODY_BUDGET`] bytes of bodies.
+    bodies: Arc<Semaphore>,
+}
+
+/// Serves connections accepted on `listener` with `handler`, forever. Fails only if the
+/// server cannot start; accepting fails only for a moment (e.g. out of file descriptors):
+/// `warn` is told, idle connections are closed, and the loop goes on.
+pub(crate) fn run<H: Handler>(
+    listener: StdListener,
+    handler: Arc<H>,
+    config: Config,
+    warn: impl Fn(&str),
+) -> Result<()> {
+    listener.set_nonblocking(true).context("cannot set up the listening socket")?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .enable_time()
+        .max_blocking_threads(BLOCKING_THREADS)
+        .thread_name("edgerag-serve")
+        .build()
+        .context("cannot start the server")?;
+    let shared = Arc::new(Shared {
+        handler,
+        config,
+        pressure: Notify::new(),
+        bodies: Arc::new(Semaphore::new(BODY_BUDGET)),
+    });
+    runtime.block_on(async move {
+        let listener = TcpListener::from_std(listener).context("cannot listen")?;
+        accept(&listener, shared, warn).await
+    })
+}
+
+/// The accept loop.
+async fn accept<H: Handler>(
+    listener: &TcpListener,
+    shared: Arc<Shared<H>>,
+    warn: impl Fn(&str),
+) -> Result<()> {
+    let places = Arc::new(Semaphore::new(shared.config.max_connections));
+    let queue = Arc::new(Semaphore::new(shared.config.queue));
+    let refusing = Arc::new(Semaphore::new(REFUSING));
+    let mut failing = false;
     loop {
-        let slot = Slots::acquire(&slots);
-        let stream = match listener.accept() {
-            Ok((stream, _)) => stream,
+        let stream = match listener.accept().await {
+            Ok((stream, _)) => {
+                failing = false;
+                stream
+            }
             Err(e) => {
-                warn(&format!("accepting a connection: {e}"));
-                thread::sleep(Duration::from_millis(100));
+                // Most likely out of file descriptors: free the idle ones.
+                shared.pressure.notify_waiters();
+                if !failing {
+                    warn(&format!("accepting a connection: {e}"));
+                    failing = true;
+                }
+                sleep(Duration::from_millis(100)).await;
                 continue;
             }
         };
-        let handler = Arc::clone(&handler);
-        let id = ids.fetch_add(1, Ordering::Relaxed);
-        let spawned = thread::Builder::new().name(format!("edgerag-conn-{id}")).spawn(move || {
-            let _slot = slot;
-            connection(&stream, &*handler);
-        });
-        if let Err(e) = spawned {
-            // The stream moved into the closure, which is dropped with the error: closed.
-            warn(&format!("cannot start a thread for a connection: {e}"));
+        if let Ok(place) = Arc::clone(&places).try_acquire_owned() {
+            tokio::spawn(connection(stream, Arc::clone(&shared), place));
+        } else if let Ok(waiting) = Arc::clone(&queue).try_acquire_owned() {
+            let (shared, places, refusing) =
+                (Arc::clone(&shared), Arc::clone(&places), Arc::clone(&refusing));
+            tokio::spawn(queued(stream, shared, places, waiting, refusing));
+        } else {
+            shared.pressure.notify_waiters();
+            refuse_busy(stream, Arc::clone(&shared), &refusing);
         }
     }
 }
 
-/// Serves the requests of one connection until it closes.
-fn connection(stream: &TcpStream, handler: &impl Handler) {
-    let configured = stream
-        .set_read_timeout(Some(IDLE))
-        .and_then(|()| stream.set_write_timeout(Some(STALLED)))
-        .and_then(|()| stream.set_nodelay(true));
-    if let Err(e) = configured {
-        handler.log(&format!("cannot configure a connection: {e}"));
-        return;
+/// Refuses a connection with 503 in a task of its own, if fewer than [`REFUSING`] are being
+/// refused; else drops it (closed at once).
+fn refuse_busy<H: Handler>(stream: TcpStream, shared: Arc<Shared<H>>, refusing: &Arc<Semaphore>) {
+    if let Ok(refusal) = Arc::clone(refusing).try_acquire_owned() {
+        tokio::spawn(async move {
+            let _refusal = refusal;
+            busy(stream, &shared).await;
+        });
     }
-    let limits = Limits::SERVE;
-    let mut reader = BufReader::with_capacity(16 << 10, stream);
-    let mut writer = BufWriter::with_capacity(64 << 10, stream);
+}
+
+/// A connection accepted while all places were taken: waits for one (closing idle
+/// connections and cutting slow requests meanwhile), or is refused with 503.
+async fn queued<H: Handler>(
+    stream: TcpStream,
+    shared: Arc<Shared<H>>,
+    places: Arc<Semaphore>,
+    waiting: OwnedSemaphorePermit,
+    refusing: Arc<Semaphore>,
+) {
+    let until = Instant::now() + shared.config.queue_wait;
     loop {
-        let head = match request::read_head(&mut reader, &limits) {
-            Ok(head) => head,
-            Err(error) => return refuse(stream, &mut writer, error, handler),
-        };
-        if head.expect_continue && head.content_length > 0 {
-            let sent =
-                writer.write_all(b"HTTP/1.1 100 Continue\r\n\r\n").and_then(|()| writer.flush());
-            if sent.is_err() {
-                return;
+        shared.pressure.notify_waiters();
+        let step = (Instant::now() + Duration::from_millis(200)).min(until);
+        match timeout_at(step, Arc::clone(&places).acquire_owned()).await {
+            Ok(Ok(place)) => {
+                drop(waiting);
+                return connection(stream, shared, place).await;
             }
+            Ok(Err(_)) => return,
+            Err(_) if Instant::now() >= until => break,
+            Err(_) => {}
         }
-        let body = match request::read_body(&mut reader, &head, &limits) {
-            Ok(body) => body,
-            Err(error) => return refuse(stream, &mut writer, error, handler),
+    }
+    drop(waiting);
+    refuse_busy(stream, shared, &refusing);
+}
+
+/// Refuses a connection with 503 and closes it.
+async fn busy<H: Handler>(mut stream: TcpStream, shared: &Shared<H>) {
+    shared.handler.log("refused a connection: the server is full");
+    let reply = Reply::busy("the server is busy; retry in a moment\n");
+    let exchange = Exchange { version: Version::Http11, head_only: false, keep_alive: false };
+    if response::send(reply, &mut stream, exchange, shared.config.stall).await.is_ok() {
+        close(stream).await;
+    }
+}
+
+/// Why a connection stops reading requests.
+enum Stop {
+    /// It closed, went idle past its time, or was idle when the server needed its place:
+    /// nothing to answer.
+    Quiet,
+    /// It failed or closed in the middle of a request: nothing to answer either.
+    Failed(io::Error),
+    /// A request refused: answer, then close.
+    Refuse(Rejection),
+}
+
+/// Serves the requests of one connection until it closes; `_place` is its place among the
+/// [`Config::max_connections`].
+async fn connection<H: Handler>(
+    mut stream: TcpStream,
+    shared: Arc<Shared<H>>,
+    _place: OwnedSemaphorePermit,
+) {
+    let log = |text: &str| shared.handler.log(text);
+    if let Err(e) = stream.set_nodelay(true) {
+        return log(&format!("cannot configure a connection: {e}"));
+    }
+    let stall = shared.config.stall;
+    // Bytes received and not yet parsed: the rest of a request, or pipelined ones.
+    let mut input = Vec::new();
+    loop {
+        let read = match read_head(&mut stream, &mut input, &shared).await {
+            Ok(head) => read_body(&mut stream, &mut input, head, &shared).await,
+            Err(stop) => Err(stop),
+        };
+        let (head, body, budget) = match read {
+            Ok(read) => read,
+            Err(Stop::Quiet) => return,
+            Err(Stop::Failed(e)) => {
+                return log(&format!("a connection failed within a request: {e}"));
+            }
+            Err(Stop::Refuse(rejection)) => return refuse(stream, rejection, &shared).await,
         };
         let method = Method::parse(&head.method);
         let exchange = Exchange {
@@ -100,43 +263,196 @@ fn connection(stream: &TcpStream, handler: &impl Handler) {
             keep_alive: head.keep_alive,
         };
         let incoming = Incoming::new(method, head.target, head.headers, body);
-        let reply = handler.handle(&incoming);
+        let handler = Arc::clone(&shared.handler);
+        let handled = task::spawn_blocking(move || {
+            let reply = handler.handle(&incoming);
+            (incoming, reply)
+        });
+        let (incoming, reply) = match handled.await {
+            Ok(handled) => handled,
+            Err(e) => {
+                log(&format!("a request failed: {e}"));
+                let failed = Rejection { status: 500, reason: "the request failed" };
+                return refuse(stream, failed, &shared).await;
+            }
+        };
         let with_body = if incoming.body.is_empty() {
             String::new()
         } else {
             format!(" ({} bytes)", incoming.body.len())
         };
         let method = incoming.method.as_str();
-        handler.log(&format!("{method} {}{with_body} {}", incoming.target, reply.status));
-        match response::send(reply, &mut writer, exchange) {
+        log(&format!("{method} {}{with_body} {}", incoming.target, reply.status));
+        let target = incoming.target.clone();
+        drop((incoming, budget));
+        match response::send(reply, &mut stream, exchange, stall).await {
             Ok(true) => {}
-            Ok(false) => return close(stream),
-            Err(e) => {
-                handler.log(&format!("{}: {e}", incoming.target));
-                return;
-            }
+            Ok(false) => return close(stream).await,
+            Err(e) => return log(&format!("{target}: {e}")),
         }
     }
 }
 
-/// Ends a connection on which no request could be read: answers a refused request with its
-/// status (and closes), and closes quietly otherwise.
-fn refuse(stream: &TcpStream, writer: &mut impl Write, error: ReadError, handler: &impl Handler) {
-    let Rejection { status, reason } = match error {
-        ReadError::Idle => return,
-        ReadError::Io(e) => {
-            handler.log(&format!("a connection failed within a request: {e}"));
-            return;
+/// What may happen while a connection waits for bytes.
+enum Event {
+    /// A read finished.
+    Read(io::Result<usize>),
+    /// The deadline passed.
+    Deadline,
+    /// The server is full.
+    Pressure,
+}
+
+/// Reads what arrives on `stream` into `buffer`, until `deadline` or the server is full.
+async fn wait_read(
+    stream: &mut TcpStream,
+    buffer: &mut [u8],
+    deadline: Instant,
+    pressure: &Notify,
+) -> Event {
+    let mut read = pin!(stream.read(buffer));
+    let mut pressed = pin!(pressure.notified());
+    let either = poll_fn(|cx| {
+        if let Poll::Ready(read) = read.as_mut().poll(cx) {
+            return Poll::Ready(Event::Read(read));
         }
-        ReadError::Rejected(rejection) => rejection,
+        if pressed.as_mut().poll(cx).is_ready() {
+            return Poll::Ready(Event::Pressure);
+        }
+        Poll::Pending
+    });
+    timeout_at(deadline, either).await.unwrap_or(Event::Deadline)
+}
+
+/// A request refused for taking too long.
+const TOO_SLOW: Rejection = Rejection { status: 408, reason: "the request took too long" };
+
+/// Reads the next request head into `input` and takes it from there; what follows it stays.
+async fn read_head<H>(
+    stream: &mut TcpStream,
+    input: &mut Vec<u8>,
+    shared: &Shared<H>,
+) -> Result<Head, Stop> {
+    let Config { head_time, idle, limits, .. } = shared.config;
+    let idle_until = Instant::now() + idle;
+    // Empty lines before a request mean nothing: dropped as they come.
+    let drop_blank_lines = |input: &mut Vec<u8>| {
+        let blank = input.iter().take_while(|&&b| b == b'\r' || b == b'\n').count();
+        input.drain(..blank);
     };
-    handler.log(&format!("refused a request: {status} {reason}"));
-    let reply = Reply::text(status, &format!("{reason}\n"));
+    drop_blank_lines(input);
+    // When the first byte of the request arrived (bytes already here were pipelined).
+    let mut started = (!input.is_empty()).then(Instant::now);
+    let mut parse = started.is_some();
+    let mut buffer = [0; 4 << 10];
+    loop {
+        // Parsing again only when a line may have ended keeps a trickled head linear.
+        if parse {
+            match request::parse(input, &limits) {
+                Ok(Some((head, used))) => {
+                    input.drain(..used.min(input.len()));
+                    return Ok(head);
+                }
+                Ok(None) => {}
+                Err(rejection) => return Err(Stop::Refuse(rejection)),
+            }
+        }
+        let deadline = started.map_or(idle_until, |started| started + head_time);
+        match wait_read(stream, &mut buffer, deadline, &shared.pressure).await {
+            Event::Read(Ok(0)) => {
+                return Err(match started {
+                    None => Stop::Quiet,
+                    Some(_) => Stop::Failed(ErrorKind::UnexpectedEof.into()),
+                });
+            }
+            Event::Read(Ok(n)) => {
+                let new = buffer.get(..n).unwrap_or_default();
+                started.get_or_insert_with(Instant::now);
+                input.extend_from_slice(new);
+                drop_blank_lines(input);
+                parse = new.contains(&b'\n') || input.len() > limits.head_bytes;
+            }
+            Event::Read(Err(e)) if e.kind() == ErrorKind::Interrupted => {}
+            Event::Read(Err(e)) => {
+                return Err(if started.is_none() { Stop::Quiet } else { Stop::Failed(e) });
+            }
+            Event::Deadline => {
+                return Err(if started.is_none() { Stop::Quiet } else { Stop::Refuse(TOO_SLOW) });
+            }
+            Event::Pressure => match started {
+                None => return Err(Stop::Quiet),
+                Some(started) if started.elapsed() >= PRESSED => {
+                    return Err(Stop::Refuse(TOO_SLOW));
+                }
+                Some(_) => {}
+            },
+        }
+    }
+}
+
+/// Reads the body announced by `head` (after `100 Continue` if the client waits for it),
+/// taking its bytes from [`BODY_BUDGET`] until the permit returned is dropped.
+async fn read_body<H>(
+    stream: &mut TcpStream,
+    input: &mut Vec<u8>,
+    head: Head,
+    shared: &Shared<H>,
+) -> Result<(Head, Vec<u8>, Option<OwnedSemaphorePermit>), Stop> {
+    // The parser refuses lengths over the limit (1 MiB), so these conversions hold.
+    let too_large = || Stop::Refuse(Rejection { status: 413, reason: "the body is too large" });
+    let len = usize::try_from(head.content_length).map_err(|_| too_large())?;
+    if len == 0 {
+        return Ok((head, Vec::new(), None));
+    }
+    let permits = u32::try_from(len).map_err(|_| too_large())?;
+    let Ok(budget) = Arc::clone(&shared.bodies).try_acquire_many_owned(permits) else {
+        let busy = Rejection { status: 503, reason: "the server is busy; retry in a moment" };
+        return Err(Stop::Refuse(busy));
+    };
+    if head.expect_continue && input.is_empty() {
+        let sent = timeout(shared.config.stall, stream.write_all(b"HTTP/1.1 100 Continue\r\n\r\n"));
+        match sent.await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => return Err(Stop::Failed(e)),
+            Err(_) => return Err(Stop::Failed(ErrorKind::TimedOut.into())),
+        }
+    }
+    let started = Instant::now();
+    let deadline = started + shared.config.body_time;
+    let mut body = Vec::with_capacity(len.min(64 << 10));
+    let buffered = input.len().min(len);
+    body.extend(input.drain(..buffered));
+    let mut buffer = [0; 16 << 10];
+    while body.len() < len {
+        let want = (len - body.len()).min(buffer.len());
+        let piece = buffer.get_mut(..want).unwrap_or_default();
+        match wait_read(stream, piece, deadline, &shared.pressure).await {
+            Event::Read(Ok(0)) => return Err(Stop::Failed(ErrorKind::UnexpectedEof.into())),
+            Event::Read(Ok(n)) => body.extend_from_slice(piece.get(..n).unwrap_or_default()),
+            Event::Read(Err(e)) if e.kind() == ErrorKind::Interrupted => {}
+            Event::Read(Err(e)) => return Err(Stop::Failed(e)),
+            Event::Deadline => return Err(Stop::Refuse(TOO_SLOW)),
+            Event::Pressure if started.elapsed() >= PRESSED => return Err(Stop::Refuse(TOO_SLOW)),
+            Event::Pressure => {}
+        }
+    }
+    Ok((head, body, Some(budget)))
+}
+
+/// Ends a connection with the reply to a refused request.
+async fn refuse<H: Handler>(mut stream: TcpStream, rejection: Rejection, shared: &Shared<H>) {
+    let Rejection { status, reason } = rejection;
+    shared.handler.log(&format!("refused a request: {status} {reason}"));
+    let reply = if status == 503 {
+        Reply::busy(&format!("{reason}\n"))
+    } else {
+        Reply::text(status, &format!("{reason}\n"))
+    };
     // The request's version may be unknown: HTTP/1.0 framing would suit either, and the
     // reply has a length, so nothing depends on it.
     let exchange = Exchange { version: Version::Http11, head_only: false, keep_alive: false };
-    if response::send(reply, writer, exchange).is_ok() {
-        close(stream);
+    if response::send(reply, &mut stream, exchange, shared.config.stall).await.is_ok() {
+        close(stream).await;
     }
 }
 
@@ -144,53 +460,17 @@ fn refuse(stream: &TcpStream, writer: &mut impl Write, error: ReadError, handler
 /// then reads (and drops) what the client still sends for a moment, until it closes too.
 /// Closing with unread bytes would reset the connection, and a reset can discard a response
 /// the client has not read yet (the rest of an oversized request, a pipelined request).
-fn close(stream: &TcpStream) {
-    if stream.shutdown(Shutdown::Write).is_err() {
+async fn close(mut stream: TcpStream) {
+    if stream.shutdown().await.is_err() {
         return;
     }
     let until = Instant::now() + Duration::from_secs(2);
-    if stream.set_read_timeout(Some(Duration::from_millis(500))).is_err() {
-        return;
-    }
     let mut buffer = [0; 16 << 10];
     let mut drained = 0usize;
-    let mut reader = stream;
-    while Instant::now() < until && drained < 4 << 20 {
-        match reader.read(&mut buffer) {
-            Ok(0) | Err(_) => return,
-            Ok(n) => drained += n,
+    while drained < 4 << 20 {
+        match timeout_at(until, stream.read(&mut buffer)).await {
+            Ok(Ok(n)) if n > 0 => drained += n,
+            _ => return,
         }
-    }
-}
-
-/// Counts the connections being served, to keep them at [`MAX_CONNECTIONS`].
-#[derive(Default)]
-struct Slots {
-    /// Connections being served.
-    used: Mutex<usize>,
-    /// Signalled when one closes.
-    freed: Condvar,
-}
-
-impl Slots {
-    /// Waits for a free slot and takes it; it is given back when the guard drops.
-    fn acquire(slots: &Arc<Self>) -> Slot {
-        let mut used = slots.used.lock().unwrap_or_else(PoisonError::into_inner);
-        while *used >= MAX_CONNECTIONS {
-            used = slots.freed.wait(used).unwrap_or_else(PoisonError::into_inner);
-        }
-        *used += 1;
-        Slot(Arc::clone(slots))
-    }
-}
-
-/// A connection's place among the [`MAX_CONNECTIONS`].
-struct Slot(Arc<Slots>);
-
-impl Drop for Slot {
-    fn drop(&mut self) {
-        let mut used = self.0.used.lock().unwrap_or_else(PoisonError::into_inner);
-        *used = used.saturating_sub(1);
-        self.0.freed.notify_one();
     }
 }

@@ -2,10 +2,12 @@
 //!
 //! A request path is split into segments after percent-decoding; a segment that is empty is
 //! skipped, and one that starts with a dot (`.`, `..`, hidden files) or holds a backslash or
-//! colon is refused. The file found is then canonicalised and must still lie under the
-//! (canonical) site directory, which refuses symbolic links that lead out of it. A directory
-//! is served as its `index.html` (`/` → `index.html`); asked for without its trailing slash,
-//! it is redirected to it so that relative URLs resolve.
+//! colon is refused. The file found is then canonicalised (every symbolic link on the way
+//! resolved), and the same rules apply to where it really is: it must lie under the
+//! (canonical) site directory, and no part of its path below it may be hidden, so a link
+//! inside the site leads neither out of it nor into `.git/` or to `.env`. A directory is
+//! served as its `index.html` (`/` → `index.html`); asked for without its trailing slash, it
+//! is redirected to it so that relative URLs resolve.
 
 use std::fs::{self, File, Metadata};
 use std::io::ErrorKind;
@@ -89,10 +91,12 @@ impl Site {
         }
     }
 
-    /// `path` canonicalised and its metadata, if it exists and lies under the site.
+    /// `path` canonicalised and its metadata, if it exists, lies under the site and is not
+    /// hidden (nor in a hidden directory) there.
     fn inside(&self, path: &Path) -> Option<(PathBuf, Metadata)> {
         let canonical = fs::canonicalize(path).ok()?;
-        if !canonical.starts_with(&self.root) {
+        let below = canonical.strip_prefix(&self.root).ok()?;
+        if below.components().any(|part| part.as_os_str().as_encoded_bytes().starts_with(b".")) {
             return None;
         }
         let meta = fs::metadata(&canonical).ok()?;
@@ -181,9 +185,22 @@ mod tests {
         assert_eq!(site.locate("/missing.js"), Found::Missing);
         #[cfg(unix)]
         {
-            let link = site_dir.join("escape.txt");
-            std::os::unix::fs::symlink(dir.path().join("outside.txt"), link).unwrap();
+            use std::os::unix::fs::symlink;
+            symlink(dir.path().join("outside.txt"), site_dir.join("escape.txt")).unwrap();
             assert_eq!(site.locate("/escape.txt"), Found::Missing);
+            fs::create_dir_all(site_dir.join(".git")).unwrap();
+            fs::write(site_dir.join(".git/config"), "[remote]").unwrap();
+            symlink(".git/config", site_dir.join("config.txt")).unwrap();
+            symlink(".git", site_dir.join("git")).unwrap();
+            symlink(".secret", site_dir.join("secret.txt")).unwrap();
+            symlink("sub/index.html", site_dir.join("page.html")).unwrap();
+            symlink("sub", site_dir.join("pages")).unwrap();
+            assert_eq!(site.locate("/config.txt"), Found::Missing);
+            assert_eq!(site.locate("/git/config"), Found::Missing);
+            assert_eq!(site.locate("/git/"), Found::Missing);
+            assert_eq!(site.locate("/secret.txt"), Found::Missing);
+            assert_eq!(site.locate("/page.html"), Found::File(root.join("sub/index.html")));
+            assert_eq!(site.locate("/pages/"), Found::File(root.join("sub/index.html")));
         }
     }
 }
