@@ -50,6 +50,14 @@ pub fn version() -> String {
     env!("CARGO_PKG_VERSION").to_owned()
 }
 
+/// Panics, aborting this instance as any panic in the core would: it exists so that tests of
+/// the hosts can exercise their crash recovery on a real abort. Nothing else calls it.
+#[doc(hidden)]
+#[wasm_bindgen(js_name = crashForTests)]
+pub fn crash_for_tests() {
+    panic!("crashForTests: a panic asked for by a test");
+}
+
 /// `value` as a plain JavaScript value, made through JSON so that it is exactly what the CLI's
 /// `--json` prints: an `f32` such as 0.4 arrives as 0.4, not as its widened 0.4000000059604645.
 fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, JsError> {

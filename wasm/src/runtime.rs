@@ -74,9 +74,11 @@ impl Edgerag {
 
     /// Answers a question with citations; resolves to the answer (as `edgerag ask --json`).
     /// `options`: `{ k, mode, filter, extractive, sentences, minRelevance, contextTokens,
-    /// llmKeywords, llm: { baseUrl, apiKey, models, temperature, maxTokens, timeoutMs,
-    /// retries } }`. Without `llm` (or with `extractive`) the answer is extractive.
-    /// `onToken`, if given, receives the LLM's reply as it streams in.
+    /// llmKeywords, deadlineMs, llm: { baseUrl, apiKey, models, temperature, maxTokens,
+    /// timeoutMs, retries } }`. Without `llm` (or with `extractive`) the answer is extractive;
+    /// past `deadlineMs` (120 000) it is extractive too, with an `llm_deadline` warning.
+    /// `onToken`, if given, receives the LLM's reply as it streams in; a `stream_discarded`
+    /// warning says what it received broke off and is not the answer.
     pub fn ask(&self, question: String, options: JsValue, on_token: Option<Function>) -> Promise {
         self.answer(None, question, options, on_token)
     }

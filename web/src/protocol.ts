@@ -79,6 +79,9 @@ export interface Operations {
   inspect: { args: Record<string, never>; result: Inspection };
   graph: { args: { chunkIds: string[]; limit?: number }; result: GraphView };
   build: { args: { files: File[]; options: BuildOptions }; result: BuildResult };
+  /** Aborts the wasm instance with a real panic, for tests of crash recovery: the client never
+   * sends it; a test posts it from inside the worker. */
+  crashForTests: { args: Record<string, never>; result: never };
 }
 
 export type Operation = keyof Operations;

@@ -1,6 +1,6 @@
 // The module Web Worker that owns the WebAssembly instance, the loaded bundle and model, and
 // does every download (so big buffers never cross to the page). Started by client.ts.
-import init, { build, ChatModel, Edgerag as Core, Model, version } from "./wasm/edgerag_wasm.js";
+import init, { build, ChatModel, crashForTests, Edgerag as Core, Model, version } from "./wasm/edgerag_wasm.js";
 import type { Answer, AskOptions, BuildProgress, BuildSummary, Generation, Manifest } from "./types.js";
 import { EdgeragError, messageOf, type ErrorCode } from "./errors.js";
 import { fetchBytes, verify } from "./fetcher.js";
@@ -86,6 +86,17 @@ async function bundleBytes(source: BundleSource, call: Call): Promise<Uint8Array
   return bytes;
 }
 
+/** Opens a bundle; a refusal names the bundle (its URL, or the page's file) and what failed. */
+function openBundle(bytes: Uint8Array, source: BundleSource): Core {
+  try {
+    return new Core(bytes);
+  } catch (error) {
+    if (error instanceof WebAssembly.RuntimeError) throw error;
+    const name = "url" in source ? source.url : source.blob instanceof File ? source.blob.name : "the bundle";
+    throw new EdgeragError("bundle", `${name}: ${messageOf(error)}`);
+  }
+}
+
 /** Downloads the model's files one after the other, reporting bytes over all of them. */
 async function modelBytes(source: ModelSource, call: Call): Promise<Record<ModelFileName, Uint8Array>> {
   const sizes = MODEL_FILES.map((name) => source.files[name].bytes);
@@ -114,7 +125,7 @@ const handlers: Handlers = {
     const bytes = await bundleBytes(source, call);
     return exclusive(() => {
       call.progress({ phase: "open", what: "bundle" });
-      const next = new Core(bytes);
+      const next = openBundle(bytes, source);
       bundle?.free();
       bundle = next;
       const manifest: Manifest = next.manifest();
@@ -195,6 +206,11 @@ const handlers: Handlers = {
       call.transfer(built.bytes.buffer);
       return built;
     });
+  },
+
+  async crashForTests() {
+    crashForTests();
+    throw new EdgeragError("crashed", "crashForTests returned");
   },
 };
 
