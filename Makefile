@@ -24,13 +24,14 @@ setup: ## Install what the build and tests need (idempotent)
 	scripts/setup.sh rust
 
 .PHONY: test
-test: setup lint test-native test-wasm test-browser test-worker eval-check ## Run every test layer
+test: setup lint test-native test-wasm test-browser test-worker test-fuzz eval-check ## Run every test layer
 	@echo "make test: all layers passed"
 
 .PHONY: lint
 lint: ## rustfmt and clippy (warnings are errors)
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
+	$(CARGO) clippy -p edgerag-core --lib --no-default-features --locked -- -D warnings
 
 .PHONY: models
 models: cli ## Fetch the embedding model (all-MiniLM-L6-v2) and the chat model (SmolLM2-135M-Instruct) into the cache, verified
@@ -109,6 +110,22 @@ demo: demo-bundle www ## Build the demo bundle, search it and ask it, then serve
 .PHONY: fmt
 fmt: ## Format the code
 	$(CARGO) fmt --all
+
+# ── Fuzzing (fuzz/, cargo-fuzz + libFuzzer; see docs/RELIABILITY.md) ──
+
+FUZZ_SECONDS ?= 600
+FUZZ_TARGETS ?=
+
+.PHONY: fuzz
+fuzz: models ## Every fuzz target for FUZZ_SECONDS (600) each (FUZZ_TARGETS picks some); adds the time to docs/fuzzing.json and docs/RELIABILITY.md
+	scripts/setup.sh fuzz
+	scripts/fuzz.sh --seconds $(FUZZ_SECONDS) --record --minimize $(FUZZ_TARGETS)
+
+.PHONY: test-fuzz
+test-fuzz: models ## Every fuzz target for 20 s on its saved corpus (regressions), and the fuzz crate's formatting
+	scripts/setup.sh fuzz
+	$(CARGO) fmt --manifest-path fuzz/Cargo.toml -- --check
+	scripts/fuzz.sh --seconds 20 $(FUZZ_TARGETS)
 
 # ── The browser: the npm package (web/), the demo site (www/) and their tests in Chromium ──
 

@@ -10,6 +10,7 @@
 #                $EDGERAG_CACHE/bench (default ~/.cache/edgerag/bench) the Python packages of
 #                bench/requirements.txt and all-MiniLM-L6-v2 as f32 and dynamically quantized int8 ONNX
 #                (transformers.js layout)
+#   fuzz         cargo-fuzz (libFuzzer driver) at the version below, in $EDGERAG_CACHE/tools
 # Every step checks first and does nothing when its tools are present.
 set -euo pipefail
 
@@ -50,6 +51,18 @@ wasm_bindgen() {
     CARGO_TARGET_DIR="$tools/target" cargo install --quiet --root "$tools" wasm-bindgen-cli --version "$version"
   fi
   command -v node >/dev/null || apt_install nodejs
+}
+
+# cargo-fuzz, the driver of the fuzz targets in fuzz/ (`make fuzz`); libFuzzer itself comes with
+# the fuzz crate (libfuzzer-sys, in fuzz/Cargo.lock). Its `-Z` flags need a nightly compiler or,
+# as scripts/fuzz.sh does, RUSTC_BOOTSTRAP=1 on stable.
+cargo_fuzz_version=0.13.2
+cargo_fuzz() {
+  if ! "$tools/bin/cargo-fuzz" --version 2>/dev/null | grep -qx "cargo-fuzz $cargo_fuzz_version"; then
+    echo "setup: installing cargo-fuzz $cargo_fuzz_version into $tools" >&2
+    CARGO_TARGET_DIR="$tools/target" cargo install --quiet --locked --root "$tools" cargo-fuzz \
+      --version "$cargo_fuzz_version"
+  fi
 }
 
 # `npm ci` in the directory $1 (the repository root by default), with any further arguments,
@@ -146,6 +159,7 @@ for step in "$@"; do
     browser) apt_install chromium chromium-driver ;;
     worker) node_packages worker ;;
     bench) node_packages bench --ignore-scripts; bench_python; bench_model ;;
+    fuzz) cargo_fuzz ;;
     *) echo "setup: unknown step '$step'" >&2; exit 2 ;;
   esac
 done

@@ -1,0 +1,190 @@
+//! What the fuzz targets share: the properties a loaded document must have, the whole build of
+//! one file, a bundle header made valid around fuzzed bytes, and the queries run on a decoded
+//! bundle. A target fails (and libFuzzer keeps the input) when one of these panics.
+
+use edgerag_core::answer::{Answerer, AskOptions};
+use edgerag_core::bundle::HEADER_LEN;
+use edgerag_core::chunk::{self, CharSizer};
+use edgerag_core::load::BlockKind;
+use edgerag_core::query::Filter;
+use edgerag_core::{
+    BuildOptions, Bundle, BundleBuilder, DocKind, Document, Error, Mode, SearchOptions, Searcher,
+    limits,
+};
+
+/// Loads `bytes` as `kind`, checks the document and chunks it. For one input in
+/// [`BUILD_ONE_IN`] (chosen by a hash of the bytes, so the same input always takes the same
+/// path) it then builds a bundle of it as `edgerag build` does (chunks, keywords, graph, BM25; no
+/// embeddings), encodes it, decodes it again and queries it: building and querying cost tens of
+/// times what loading does, so loading would otherwise get a few percent of the fuzzer's time.
+/// Any refusal is fine; a panic, a broken document or a bundle that does not read back is not.
+pub fn load_and_build(kind: DocKind, name: &str, bytes: &[u8]) {
+    let doc = match edgerag_core::load::load_as(kind, name, bytes) {
+        Ok(doc) => doc,
+        Err(error) => return check_refusal(&error),
+    };
+    check_document(&doc, kind);
+    let options = BuildOptions::default();
+    if !fnv1a(bytes).is_multiple_of(BUILD_ONE_IN) {
+        chunk::chunk_document(&doc, 0, &options.chunk, &CharSizer);
+        return;
+    }
+    let Ok(mut builder) = BundleBuilder::new(options) else {
+        panic!("the default build options are refused");
+    };
+    builder.add(doc);
+    let bundle = match builder.finish(&mut |_| {}) {
+        Ok(bundle) => bundle,
+        Err(error) => return check_refusal(&error),
+    };
+    let encoded = bundle.to_bytes().expect("a built bundle encodes");
+    let searcher = Searcher::from_bytes(&encoded).expect("a built bundle decodes");
+    query(&searcher, false);
+}
+
+/// One input in this many goes through the whole build in [`load_and_build`].
+pub const BUILD_ONE_IN: u64 = 16;
+
+/// FNV-1a, 64 bits: a cheap, stable hash of an input.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &b| {
+        (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// A refusal's message is one line (the CLI prints it after the file's name in `failed`).
+pub fn check_refusal(error: &Error) {
+    let message = error.to_string();
+    assert!(!message.is_empty(), "empty error message: {error:?}");
+    assert!(!message.contains('\n'), "error message of several lines: {message:?}");
+}
+
+/// The conventions of `edgerag_core::load` every loader promises the chunker: the text is the
+/// blocks' texts joined by blank lines, each block is non-blank and on character boundaries,
+/// prose blocks are trimmed and hold no line breaks (code and tables keep their lines and
+/// indentation), the section tree is rooted and points backwards, and the text stays under
+/// the documented limit.
+pub fn check_document(doc: &Document, kind: DocKind) {
+    assert_eq!(doc.kind, kind, "document kind");
+    assert!(doc.text.len() <= limits::MAX_TEXT_BYTES, "text of {} bytes", doc.text.len());
+    let root = doc.sections.first().expect("sections[0] is the root");
+    assert_eq!((root.level, root.parent), (0, None), "root section {root:?}");
+    for (i, section) in doc.sections.iter().enumerate().skip(1) {
+        let parent = section.parent.expect("only the root has no parent") as usize;
+        assert!(parent < i, "section {i}'s parent {parent} does not precede it");
+        let parent_level = doc.sections[parent].level;
+        assert!(
+            (1..=6).contains(&section.level) && parent_level < section.level,
+            "section {i} of level {} under a section of level {parent_level}",
+            section.level
+        );
+        assert!(!section.title.contains('\n'), "section title with a line break");
+    }
+    let mut expected_start = 0;
+    for (i, block) in doc.blocks.iter().enumerate() {
+        assert_eq!(block.range.start, expected_start, "block {i} does not follow a blank line");
+        let text = doc.text.get(block.range.clone()).unwrap_or_else(|| {
+            panic!("block {i}'s range {:?} is outside the text or splits a character", block.range)
+        });
+        assert!(!text.trim().is_empty(), "block {i} is blank");
+        if matches!(block.kind, BlockKind::Code | BlockKind::Table) {
+            // Kept as lines, their indentation included (DocumentBuilder::block).
+            assert!(!text.starts_with(['\n', '\r']), "block {i} starts with a blank line");
+            assert_eq!(text, text.trim_end(), "block {i} ends with white space");
+        } else {
+            assert_eq!(text, text.trim(), "block {i} is not trimmed");
+            assert!(!text.contains('\n'), "{:?} block {i} holds a line break", block.kind);
+        }
+        assert!(block.section < doc.sections.len(), "block {i} in a missing section");
+        match (kind, block.page) {
+            (DocKind::Pdf, Some(page)) => {
+                assert!((1..=doc.pages).contains(&page), "block {i} on page {page}")
+            }
+            (DocKind::Pdf, None) => panic!("PDF block {i} without a page"),
+            (_, page) => assert_eq!(page, None, "block {i} of a {kind:?} document has a page"),
+        }
+        expected_start = block.range.end + 2;
+        if i + 1 < doc.blocks.len() {
+            assert_eq!(doc.text.get(block.range.end..expected_start), Some("\n\n"));
+        }
+    }
+    let end = doc.blocks.last().map_or(0, |b| b.range.end);
+    assert_eq!(end, doc.text.len(), "text after the last block");
+}
+
+/// `bytes` with a valid header: when they start with the bundle magic, the payload length and
+/// its BLAKE3 hash are rewritten, so the fuzzer's changes reach the decoder instead of
+/// stopping at the checksum. Other bytes are returned as they are.
+pub fn with_valid_header(bytes: &[u8]) -> Vec<u8> {
+    let mut bytes = bytes.to_vec();
+    if bytes.len() >= HEADER_LEN && bytes.starts_with(&edgerag_core::bundle::MAGIC) {
+        let payload_len = (bytes.len() - HEADER_LEN) as u64;
+        bytes[16..24].copy_from_slice(&payload_len.to_le_bytes());
+        let hash = blake3::hash(&bytes[HEADER_LEN..]);
+        bytes[24..HEADER_LEN].copy_from_slice(hash.as_bytes());
+    }
+    bytes
+}
+
+/// Decodes `bytes` as a bundle; when it decodes, encoding it again and decoding that gives
+/// the same bytes (a decoded bundle is a bundle the writer can write).
+pub fn decode_round_trip(bytes: &[u8]) -> Option<Bundle> {
+    let bundle = match Bundle::from_bytes(bytes) {
+        Ok(bundle) => bundle,
+        Err(error) => {
+            check_refusal(&error);
+            return None;
+        }
+    };
+    let encoded = bundle.to_bytes().expect("a decoded bundle encodes");
+    let again = Bundle::from_bytes(&encoded).expect("a re-encoded bundle decodes");
+    assert!(again.to_bytes().ok() == Some(encoded), "decoding is not stable");
+    Some(bundle)
+}
+
+/// Searches `searcher` in every mode that needs no model with a query made of the bundle's own
+/// words (so there are hits), answers it extractively and draws the graph around the hits;
+/// `thoroughly`, also with fixed queries, with a filter, and asks for keyword candidates.
+/// Errors are fine; panics are not.
+pub fn query(searcher: &Searcher, thoroughly: bool) {
+    let bundle = searcher.bundle();
+    let own: String = bundle
+        .chunks
+        .first()
+        .map(|c| c.text.split_whitespace().take(6).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default();
+    let section = bundle.documents.first().and_then(|d| d.sections.get(1)).map(|s| s.title.clone());
+    let filters = [
+        Filter::default(),
+        Filter {
+            documents: bundle.documents.iter().take(1).map(|d| d.source.clone()).collect(),
+            section,
+            pages: Some((1, 3)),
+            kinds: vec![DocKind::Pdf, DocKind::Markdown],
+        },
+    ];
+    let queries = [own.as_str(), "who improved the steam engine in 1781?", "a"];
+    let (queries, filters) =
+        if thoroughly { (&queries[..], &filters[..]) } else { (&queries[..1], &filters[..1]) };
+    for &query in queries {
+        for mode in [Mode::Bm25, Mode::Graph, Mode::Hybrid] {
+            for filter in filters {
+                let options = SearchOptions {
+                    k: 5,
+                    mode,
+                    explain: true,
+                    filter: filter.clone(),
+                    ..SearchOptions::default()
+                };
+                if let Ok(hits) = searcher.search(query, &options) {
+                    let ids: Vec<String> = hits.iter().map(|h| h.chunk_id.clone()).collect();
+                    let _ = searcher.graph_view(&ids, 20);
+                }
+            }
+        }
+        if thoroughly {
+            let _ = searcher.keyword_candidates(query, 10);
+        }
+        let _ = Answerer::new(searcher, AskOptions::default()).extractive(query);
+    }
+}
