@@ -13,9 +13,13 @@
 //! field widths lopdf would allocate or loop on; and cross-reference or object streams (which
 //! lopdf inflates without a bound) that inflate past the document's budget. An encrypted
 //! file's object streams cannot be inflated before lopdf decrypts them: the most they could
-//! inflate to is charged instead.
+//! inflate to is charged instead. lopdf inflates an object stream again for every
+//! cross-reference entry that leads to it, keeping every copy: so the in-use entries of the
+//! cross-reference tables and streams are read too, and an object stream is charged once per
+//! entry leading to it.
 
 use std::collections::{HashMap, HashSet};
+use std::ops::Range;
 
 use pdf_extract::{Dictionary, Object};
 
@@ -55,8 +59,10 @@ struct ObjectInfo {
 
 /// A stream lopdf inflates on its own while loading.
 struct LoaderStream {
+    /// The digits of its header's object number: where lopdf reads it from.
+    header: Range<usize>,
     dict: Dictionary,
-    data: std::ops::Range<usize>,
+    data: Range<usize>,
     object_stream: bool,
 }
 
@@ -95,22 +101,147 @@ pub(super) fn prescan(bytes: &[u8], budget: &mut Budget) -> Result<()> {
     check_tokens(tokens)?;
     let (objects, loader_streams) = object_headers(bytes, &ends)?;
     check_length_chains(&objects)?;
+    // Where lopdf parses objects: the offsets of the cross-reference entries in use.
+    let mut offsets = table_offsets(bytes);
+    // Each object stream's header and what inflating it once costs.
+    let mut object_streams = Vec::new();
     for stream in loader_streams {
-        let data = bytes.get(stream.data).unwrap_or_default();
-        if encrypted && stream.object_stream {
+        let data = bytes.get(stream.data.clone()).unwrap_or_default();
+        let cost = if encrypted && stream.object_stream {
             // Encrypted data cannot be inflated before lopdf decrypts it: charge the most
             // it could inflate to.
-            let dict = &stream.dict;
-            let ratio = decode_chain_ratio(dict);
-            budget.take(data.len().saturating_mul(ratio))?;
-        } else if let Decoded::Bytes(inflated) = decode::decode(&stream.dict, data, budget)?
-            && stream.object_stream
-        {
-            tokens = tokens.saturating_add(check_nesting(&inflated)?);
-            check_tokens(tokens)?;
+            let cost = data.len().saturating_mul(decode_chain_ratio(&stream.dict));
+            budget.take(cost)?;
+            cost
+        } else {
+            match decode::decode(&stream.dict, data, budget)? {
+                Decoded::Bytes(inflated) if stream.object_stream => {
+                    tokens = tokens.saturating_add(check_nesting(&inflated)?);
+                    check_tokens(tokens)?;
+                    inflated.len()
+                }
+                Decoded::Bytes(entries) => {
+                    offsets.extend(stream_offsets(&stream.dict, &entries));
+                    0
+                }
+                Decoded::Image => 0,
+            }
+        };
+        if stream.object_stream {
+            object_streams.push((stream.header, cost));
         }
     }
+    // lopdf inflates an object stream again for every entry that leads to it (and keeps every
+    // copy until the end): each entry past the first is charged again.
+    let headers: Vec<Range<usize>> = object_streams.iter().map(|(h, _)| h.clone()).collect();
+    for (entries, (_, cost)) in
+        entries_per_header(bytes, &headers, offsets).iter().zip(&object_streams)
+    {
+        budget.take(cost.saturating_mul(entries.saturating_sub(1)))?;
+    }
     Ok(())
+}
+
+/// The offsets of the in-use entries (`0000001234 00000 n`) of cross-reference tables,
+/// wherever they are in the file (an entry lopdf never reads only costs a little budget).
+fn table_offsets(bytes: &[u8]) -> Vec<usize> {
+    let mut offsets = Vec::new();
+    let mut pos = 0;
+    while let Some(start) = bytes.get(pos..).and_then(|b| b.iter().position(u8::is_ascii_digit)) {
+        let offset_start = pos + start;
+        let offset_end = skip(bytes, offset_start, |b| b.is_ascii_digit());
+        pos = offset_end;
+        let generation = skip(bytes, offset_end, super::lex::is_space);
+        let generation_end = skip(bytes, generation, |b| b.is_ascii_digit());
+        let marker = skip(bytes, generation_end, super::lex::is_space);
+        let in_use = generation > offset_end
+            && generation_end > generation
+            && marker > generation_end
+            && bytes.get(marker) == Some(&b'n')
+            && !bytes.get(marker + 1).is_some_and(u8::is_ascii_alphanumeric);
+        if in_use
+            && let Some(offset) = number(bytes.get(offset_start..offset_end).unwrap_or_default())
+        {
+            offsets.push(offset);
+        }
+    }
+    offsets
+}
+
+/// The value of a run of ASCII digits, if it fits.
+fn number(digits: &[u8]) -> Option<usize> {
+    digits
+        .iter()
+        .try_fold(0usize, |acc, &d| acc.checked_mul(10)?.checked_add(usize::from(d - b'0')))
+}
+
+/// The offsets of the in-use entries (type 1) of a cross-reference stream's decoded data.
+fn stream_offsets(dict: &Dictionary, entries: &[u8]) -> Vec<usize> {
+    let widths: Vec<usize> = match dict.get(b"W") {
+        Ok(Object::Array(w)) => w
+            .iter()
+            .map(|w| w.as_i64().ok().and_then(|w| usize::try_from(w).ok()))
+            .collect::<Option<_>>()
+            .unwrap_or_default(),
+        _ => Vec::new(),
+    };
+    let [kind, offset, _] = widths[..] else { return Vec::new() };
+    let entry = widths.iter().sum::<usize>();
+    if entry == 0 || kind > 8 || offset > 8 {
+        return Vec::new();
+    }
+    let field = |bytes: &[u8]| bytes.iter().fold(0u64, |acc, &b| (acc << 8) | u64::from(b));
+    entries
+        .chunks_exact(entry)
+        .filter(|e| kind == 0 || field(&e[..kind]) == 1)
+        .filter_map(|e| usize::try_from(field(&e[kind..kind + offset])).ok())
+        .collect()
+}
+
+/// For each of `headers` (the digits of object stream headers, in file order), how many of
+/// `offsets` lead lopdf to it: offsets in its digits, or before them with only white space
+/// and comments between (lopdf skips them before a header). One backward pass over the file.
+fn entries_per_header(
+    bytes: &[u8],
+    headers: &[Range<usize>],
+    mut offsets: Vec<usize>,
+) -> Vec<usize> {
+    let mut counts = vec![0; headers.len()];
+    if headers.is_empty() {
+        return counts;
+    }
+    offsets.sort_unstable_by(|a, b| b.cmp(a));
+    let mut offsets = offsets.into_iter().peekable();
+    while offsets.next_if(|&o| o >= bytes.len()).is_some() {}
+    // Where lopdf lands from the position after the one being looked at, and from the end of
+    // the line (the end of a comment starting on it).
+    let (mut after, mut line_end): (Option<usize>, Option<usize>) = (None, None);
+    let mut header = headers.len();
+    for pos in (0..bytes.len()).rev() {
+        while header > 0 && headers[header - 1].start > pos {
+            header -= 1;
+        }
+        let byte = bytes[pos];
+        let lands = if header > 0 && headers[header - 1].contains(&pos) {
+            Some(header - 1)
+        } else if byte == b'%' {
+            line_end
+        } else if super::lex::is_space(byte) {
+            after
+        } else {
+            None
+        };
+        if byte == b'\n' || byte == b'\r' {
+            line_end = lands;
+        }
+        after = lands;
+        while offsets.next_if(|&o| o == pos).is_some() {
+            if let Some(i) = lands {
+                counts[i] += 1;
+            }
+        }
+    }
+    counts
 }
 
 /// Every `n g obj` header in the file, wherever it is: lopdf parses an object at each offset
@@ -186,7 +317,12 @@ fn object_headers(
         }
         if object_stream || xref {
             let (data, _) = stream_range(bytes, lexer.pos(), &dict, ends, true);
-            loader_streams.push(LoaderStream { dict: to_dictionary(&dict), data, object_stream });
+            loader_streams.push(LoaderStream {
+                header: run_start..run_end,
+                dict: to_dictionary(&dict),
+                data,
+                object_stream,
+            });
         }
     }
     Ok((objects, loader_streams))

@@ -747,3 +747,42 @@ fn objects_hidden_inside_other_objects_are_checked() {
         assert!(matches!(&err, Error::Limit(m) if m.contains("hidden inside")), "{err}");
     }
 }
+
+#[test]
+fn every_entry_leading_to_an_object_stream_is_charged() {
+    // An object stream of one object, inflating to 512 KiB (within the budget once).
+    let mut pdf = Pdf::default();
+    let mut payload = b"1 0 ".to_vec();
+    payload.extend_from_slice(b"<< /A 1 >>");
+    payload.resize(512 << 10, b' ');
+    let packed = pdf.stream("/Type /ObjStm /N 1 /First 4 /Filter /FlateDecode", &zlib(&payload));
+    let bytes = pages_pdf(&mut pdf, &[b"BT /F1 12 Tf (Harbour) Tj ET"], "");
+    assert_eq!(text_of(&bytes).unwrap().trim(), "Harbour");
+
+    // An update whose cross-reference section sends lopdf to it 300 more times: from its
+    // header, and from the line break before it (lopdf skips white space and comments).
+    let at = |needle: &[u8]| bytes.windows(needle.len()).position(|w| w == needle).unwrap();
+    let header = at(format!("\n{packed} 0 obj").as_bytes()) + 1;
+    let previous = at(b"startxref\n") + 10;
+    let previous: usize = std::str::from_utf8(&bytes[previous..])
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let mut updated = bytes.clone();
+    let section = updated.len();
+    updated.extend_from_slice(b"xref\n100 300\n");
+    for i in 0..300 {
+        updated.extend_from_slice(format!("{:010} 00000 n \n", header - i % 2).as_bytes());
+    }
+    let root = String::from_utf8_lossy(&bytes).rsplit("/Root ").next().unwrap().to_owned();
+    let root: usize = root.split_whitespace().next().unwrap().parse().unwrap();
+    updated.extend_from_slice(
+        format!("trailer\n<< /Size 400 /Root {root} 0 R /Prev {previous} >>\nstartxref\n{section}\n%%EOF\n")
+            .as_bytes(),
+    );
+    let err = text_of(&updated).expect_err("refused");
+    assert!(matches!(&err, Error::Limit(m) if m.contains("inflate past")), "{err}");
+}
