@@ -3,6 +3,8 @@
 
     fuzz-report.py record --target T --seconds S --runs N --exec-per-sec E --corpus C \
         --crashes K --sanitizer SAN      appends one run (scripts/fuzz.sh --record calls it)
+    fuzz-report.py source                prints the commit of the code (+changes if changed),
+                                         which fuzz.sh takes when it builds
     fuzz-report.py docs                  rewrites the table between the markers of
                                          docs/RELIABILITY.md from the ledger
     fuzz-report.py check                 exits 1 unless every target has fuzzed at least
@@ -68,16 +70,21 @@ def git(*args):
         return ""
 
 
-def record(args):
-    ledger = load()
+def source():
+    """The code as it is now: the commit, with `+changes` when files differ from it (the
+    ledger and docs aside)."""
     commit = git("rev-parse", "--short=12", "HEAD") or "unknown"
-    # Changes not yet committed to the code being fuzzed (the ledger and docs aside).
     dirty = git("status", "--porcelain", "--untracked-files=no", "--", ".",
                 ":!docs/fuzzing.json", ":!docs/RELIABILITY.md")
+    return commit + ("+changes" if dirty else "")
+
+
+def record(args):
+    ledger = load()
     ledger["runs"].append(
         {
             "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "commit": commit + ("+changes" if dirty else ""),
+            "commit": args.commit or source(),
             "host": args.host,
             "target": args.target,
             "sanitizer": args.sanitizer,
@@ -175,7 +182,10 @@ def main():
     rec.add_argument("--crashes", type=int, required=True)
     rec.add_argument("--sanitizer", required=True)
     rec.add_argument("--host", default=f"{platform.machine()}, {os.cpu_count()} cores")
+    rec.add_argument("--commit", help="the code the run fuzzed (as `source` printed when it was built)")
     rec.set_defaults(run=record)
+    commands.add_parser("source", help="print the code's commit, +changes if changed").set_defaults(
+        run=lambda _: print(source()))
     commands.add_parser("docs", help="rewrite the table of docs/RELIABILITY.md").set_defaults(run=docs)
     commands.add_parser("check", help="every target fuzzed long enough?").set_defaults(run=check)
     args = parser.parse_args()

@@ -102,6 +102,8 @@ main() {
   fi
 
   failed=() interrupted=0
+  # The code the builds are made of, recorded with each run (not what is checked out later).
+  built_from="$(python3 scripts/fuzz-report.py source)"
   for target in "${targets[@]}"; do
     configure "$target"
     echo "fuzz: building $target (sanitizer $sanitizer${features:+, features $features})" >&2
@@ -169,7 +171,7 @@ main() {
     if [ "$record" = 1 ]; then
       python3 scripts/fuzz-report.py record --target "$target" --seconds "$elapsed" \
         --runs "${runs:-0}" --exec-per-sec "${speed:-0}" --corpus "${size%% *}" --crashes "$crashes" \
-        --sanitizer "$sanitizer"
+        --sanitizer "$sanitizer" --commit "$built_from"
     fi
     [ "$interrupted" = 0 ] || break
   done
