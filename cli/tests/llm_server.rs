@@ -165,27 +165,10 @@ fn serve(stream: TcpStream, log: &Mutex<Vec<Received>>, script: &Mutex<std::vec:
             }
             _ = write!(out, "{head}\r\n{body}");
         }
-        Some(Reply::Stream(events)) => {
-            _ = write!(
-                out,
-                "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
-            );
-            for event in events {
-                _ = out.write_all(event.as_bytes());
-                _ = out.flush();
-                thread::sleep(Duration::from_millis(20));
-            }
-        }
+        Some(Reply::Stream(events)) => write_events(&mut out, &events, Duration::from_millis(20)),
         Some(Reply::Hang(duration)) => thread::sleep(duration),
         Some(Reply::Cut(events, then)) => {
-            _ = write!(
-                out,
-                "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
-            );
-            for event in events {
-                _ = out.write_all(event.as_bytes());
-                _ = out.flush();
-            }
+            write_events(&mut out, &events, Duration::ZERO);
             thread::sleep(then);
         }
         None => {
@@ -196,5 +179,18 @@ fn serve(stream: TcpStream, log: &Mutex<Vec<Received>>, script: &Mutex<std::vec:
                 body.len()
             );
         }
+    }
+}
+
+/// Writes an event-stream response head, then each event, pausing `pause` after each.
+fn write_events(out: &mut TcpStream, events: &[String], pause: Duration) {
+    _ = write!(
+        out,
+        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
+    );
+    for event in events {
+        _ = out.write_all(event.as_bytes());
+        _ = out.flush();
+        thread::sleep(pause);
     }
 }
