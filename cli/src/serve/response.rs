@@ -102,8 +102,7 @@ pub(crate) async fn send<W: AsyncWrite + Unpin>(
     if !(bodiless || exchange.head_only) {
         match body {
             Body::Bytes(bytes) => out.put(&bytes).await?,
-            Body::Read { reader, len: Some(len) } => copy_exact(reader, &mut out, len).await?,
-            Body::Read { reader, len: None } => copy_all(reader, &mut out, chunked).await?,
+            Body::Read { reader, len } => copy(reader, &mut out, len, chunked).await?,
             Body::Stream(produce) => stream(produce, &mut out, chunked).await?,
         }
     }
@@ -192,37 +191,24 @@ async fn pull(
     .map_err(failed)?
 }
 
-/// Copies exactly `len` bytes from `reader` to `out`, in pieces; a reader that ends early is
-/// an error (the client has been promised `len` bytes).
-async fn copy_exact<W: AsyncWrite + Unpin>(
+/// Copies `reader` to `out` in pieces, as chunks if `chunked`: exactly `len` bytes when the
+/// length is known (a reader that ends early is an error: the client has been promised
+/// `len` bytes), else everything the reader yields.
+async fn copy<W: AsyncWrite + Unpin>(
     mut reader: Reader,
     out: &mut Out<'_, W>,
-    len: u64,
+    len: Option<u64>,
+    chunked: bool,
 ) -> io::Result<()> {
     let mut buffer = Vec::with_capacity(PIECE);
-    let mut left = len;
+    let mut left = len.unwrap_or(u64::MAX);
     while left > 0 {
         let want = usize::try_from(left).map_or(PIECE, |left| left.min(PIECE));
         (reader, buffer) = pull(reader, buffer, want).await?;
         if buffer.is_empty() {
-            return Err(io::Error::new(ErrorKind::UnexpectedEof, "the body ended early"));
-        }
-        out.put(&buffer).await?;
-        left = left.saturating_sub(buffer.len() as u64);
-    }
-    Ok(())
-}
-
-/// Copies everything `reader` yields to `out`, in pieces, as chunks if `chunked`.
-async fn copy_all<W: AsyncWrite + Unpin>(
-    mut reader: Reader,
-    out: &mut Out<'_, W>,
-    chunked: bool,
-) -> io::Result<()> {
-    let mut buffer = Vec::with_capacity(PIECE);
-    loop {
-        (reader, buffer) = pull(reader, buffer, PIECE).await?;
-        if buffer.is_empty() {
+            if len.is_some() {
+                return Err(io::Error::new(ErrorKind::UnexpectedEof, "the body ended early"));
+            }
             break;
         }
         if chunked {
@@ -232,6 +218,7 @@ async fn copy_all<W: AsyncWrite + Unpin>(
         } else {
             out.put(&buffer).await?;
         }
+        left = left.saturating_sub(buffer.len() as u64);
     }
     if chunked {
         out.put(b"0\r\n\r\n").await?;
