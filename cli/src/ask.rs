@@ -148,7 +148,7 @@ const STREAM_REVISED: &str =
 /// deadline) and is discarded, or a stricter retry replaced it.
 fn print_answer(answer: &Answer, streamed: bool) {
     let retried = answer.warnings.iter().any(|w| w.kind == WarningKind::Retried);
-    let why = if answer.stream_discarded() || answer.mode == AnswerMode::Extractive {
+    let why = if answer.stream_discarded() {
         Some(STREAM_DISCARDED)
     } else {
         retried.then_some(STREAM_REVISED)
