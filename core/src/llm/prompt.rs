@@ -207,13 +207,14 @@ pub fn keyword_messages(question: &str, candidates: &[String]) -> Vec<Message> {
 /// not candidates are dropped. `None` when the reply holds no such JSON.
 pub fn parse_keywords(reply: &str, candidates: &[String]) -> Option<Vec<usize>> {
     let names = json_strings(reply)?;
+    let shown: Vec<_> = candidates.iter().map(|c| defuse(c)).collect();
     let mut chosen: Vec<usize> = names
         .iter()
         .filter_map(|name| {
             let name = name.trim();
-            candidates
-                .iter()
-                .position(|c| c.eq_ignore_ascii_case(name) || defuse(c).eq_ignore_ascii_case(name))
+            candidates.iter().zip(&shown).position(|(candidate, shown)| {
+                candidate.eq_ignore_ascii_case(name) || shown.eq_ignore_ascii_case(name)
+            })
         })
         .collect();
     chosen.sort_unstable();
