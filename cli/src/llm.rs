@@ -262,20 +262,34 @@ fn transport_error(message: &str) -> TransportError {
     }
 }
 
-/// Runs a future on this thread with a runtime of its own: the native transport's exchanges
-/// run on its blocking pool and its waits on its timer. Returns as soon as the future is done:
-/// an exchange the future stopped waiting for (past the answer's deadline) is left to end on
-/// its own, not waited for.
+/// Runs a future on this thread's runtime (one per thread, made on first use): the native
+/// transport's exchanges run on its blocking pool and its waits on its timer. Returns as soon
+/// as the future is done: an exchange the future stopped waiting for (past the answer's
+/// deadline) is left to end on its own, not waited for, then or when the thread ends.
 ///
 /// # Panics
 /// When the runtime cannot start (the system refuses it threads or timers).
 pub(crate) fn block_on<F: Future>(future: F) -> F::Output {
-    #[allow(clippy::expect_used)]
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .build()
-        .expect("a runtime for the LLM client");
-    let output = runtime.block_on(future);
-    runtime.shutdown_background();
-    output
+    /// A runtime that does not wait for abandoned exchanges when its thread ends.
+    struct Local(Option<tokio::runtime::Runtime>);
+    impl Drop for Local {
+        fn drop(&mut self) {
+            if let Some(runtime) = self.0.take() {
+                runtime.shutdown_background();
+            }
+        }
+    }
+    thread_local! {
+        #[allow(clippy::expect_used)]
+        static RUNTIME: Local = Local(Some(
+            tokio::runtime::Builder::new_current_thread()
+                .enable_time()
+                .build()
+                .expect("a runtime for the LLM client"),
+        ));
+    }
+    RUNTIME.with(|local| match &local.0 {
+        Some(runtime) => runtime.block_on(future),
+        None => unreachable!("the runtime is taken only when its thread ends"),
+    })
 }
