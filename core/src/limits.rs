@@ -11,6 +11,7 @@
 //! | [`MAX_TEXT_BYTES`] | 64 MiB | extraction stops and the document is refused |
 //! | [`MAX_SECTIONS`] | 10,000 | later headings are indexed as paragraphs of the last section |
 //! | [`MAX_DEPTH`] | 512 | a deeper structure (HTML elements, a PDF's page tree and objects) is refused |
+//! | [`MAX_HTML_ATTRIBUTES`] | 1,024 | an HTML tag with more attributes is refused |
 //! | [`MAX_INFLATED_BYTES`] | 256 MiB | decompression stops and the PDF is refused |
 //! | [`MAX_INFLATE_RATIO`] | 100 | a PDF whose streams inflate to more than 100 times its size (and 1 MiB) is refused |
 //! | [`MAX_PDF_TOKENS`] | 4 Mi | a PDF with more numbers, names and other tokens outside its streams is refused |
@@ -34,6 +35,10 @@ pub const MAX_SECTIONS: usize = 10_000;
 /// Markdown), a PDF's page tree and its arrays and dictionaries. (PDF forms drawn inside forms
 /// have their own, lower [`MAX_PDF_FORM_DEPTH`].)
 pub const MAX_DEPTH: usize = 512;
+
+/// Most attributes one HTML tag may have: the HTML tokenizer compares each new attribute with
+/// the tag's earlier ones, so a tag's cost grows with the square of their number.
+pub const MAX_HTML_ATTRIBUTES: usize = 1024;
 
 /// Most bytes all of a PDF's compressed streams may inflate to.
 pub const MAX_INFLATED_BYTES: usize = 256 << 20;

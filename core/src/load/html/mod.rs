@@ -12,13 +12,13 @@
 //! than a page that cannot be indexed. Pages in another charset (a `<meta charset>` other than
 //! UTF-8) are not transcoded.
 
-mod nesting;
+mod parse;
 
 use ego_tree::iter::Edge;
 use scraper::{ElementRef, Html, Node};
 
 use super::{BlockKind, DocumentBuilder, collapse_whitespace};
-use crate::{Document, Result, limits};
+use crate::{Document, Result};
 
 /// Elements whose content is never indexed.
 const SKIPPED: &[&str] = &[
@@ -54,12 +54,7 @@ const BLOCKS: &[&str] = &[
 ];
 
 pub(super) fn load(bytes: &[u8]) -> Result<Document> {
-    let text = String::from_utf8_lossy(bytes);
-    if nesting::too_deep(&text) {
-        return Err(limits::too_deep("HTML elements"));
-    }
-    let html = Html::parse_document(&text);
-    check_depth(html.root_element())?;
+    let html = parse::document(&String::from_utf8_lossy(bytes))?;
     let mut walker = Walker { b: DocumentBuilder::new(), buf: String::new() };
     let head = first_element(html.root_element(), "head");
     if let Some(title) = head.and_then(|head| first_element(head, "title")) {
@@ -78,12 +73,10 @@ pub(super) fn load(bytes: &[u8]) -> Result<Document> {
 /// The visible text of an HTML fragment (an HTML block inside Markdown), whitespace collapsed.
 ///
 /// # Errors
-/// [`crate::Error::Limit`] when its elements nest deeper than [`limits::MAX_DEPTH`].
+/// [`crate::Error::Limit`] when its elements nest deeper than [`limits::MAX_DEPTH`] or a tag
+/// has more than [`limits::MAX_HTML_ATTRIBUTES`] attributes.
 pub(super) fn fragment_text(fragment: &str) -> Result<String> {
-    if nesting::too_deep(fragment) {
-        return Err(limits::too_deep("HTML elements"));
-    }
-    Ok(visible_text(Html::parse_fragment(fragment).root_element()))
+    Ok(visible_text(parse::fragment(fragment)?.root_element()))
 }
 
 /// The elements holding the page's content: the first `<main>`, else the outermost
@@ -118,23 +111,6 @@ fn first_element<'a>(root: ElementRef<'a>, name: &str) -> Option<ElementRef<'a>>
 /// Whether an element and everything in it is left out.
 fn is_skipped(element: ElementRef<'_>) -> bool {
     SKIPPED.contains(&element.value().name()) || element.attr("hidden").is_some()
-}
-
-/// Refuses a tree nested deeper than [`limits::MAX_DEPTH`], so that the walks over it, which
-/// recurse as the tree nests, stay within any stack (a browser's worker thread included).
-/// [`nesting`] estimated the depth before parsing; this is the tree's own.
-fn check_depth(root: ElementRef<'_>) -> Result<()> {
-    let mut depth = 0usize;
-    for edge in root.traverse() {
-        match edge {
-            Edge::Open(_) if depth == limits::MAX_DEPTH => {
-                return Err(limits::too_deep("HTML elements"));
-            }
-            Edge::Open(_) => depth += 1,
-            Edge::Close(_) => depth = depth.saturating_sub(1),
-        }
-    }
-    Ok(())
 }
 
 /// The text of a node without skipped elements, whitespace collapsed.
@@ -336,9 +312,9 @@ mod tests {
         let nested = |depth: usize| {
             format!("<body>{}deep text{}</body>", "<div>".repeat(depth), "</div>".repeat(depth))
         };
-        let doc = load(nested(limits::MAX_DEPTH - 10).as_bytes()).expect("within the limit");
+        let doc = load(nested(crate::limits::MAX_DEPTH - 10).as_bytes()).expect("within the limit");
         assert_eq!(blocks(&doc), [(BlockKind::Paragraph, "deep text")]);
-        let deep = load(nested(limits::MAX_DEPTH + 1).as_bytes());
+        let deep = load(nested(crate::limits::MAX_DEPTH + 1).as_bytes());
         assert!(matches!(&deep, Err(crate::Error::Limit(m)) if m.contains("512")), "{deep:?}");
         let fragment = |depth| format!("{}<b>x</b> y{}", "<p>".repeat(depth), "</p>".repeat(depth));
         assert_eq!(fragment_text(&fragment(100_000)).expect("paragraphs close each other"), "x y");
