@@ -24,25 +24,39 @@ pub(crate) struct Input {
     pub(crate) path: PathBuf,
     /// The document's name: the file's path relative to the argument it was found under
     /// (`guide/intro.md`), its file name when it was named itself, and with several arguments
-    /// the directory's own name first (`docs/guide/intro.md`). A bundle is shipped to readers,
-    /// so it never records where the files sat on the machine that built it.
+    /// the directory's own name first (`docs/guide/intro.md`). Names are unique: where two
+    /// would be the same (`a/README.md b/README.md`, `v1/docs v2/docs`), each takes as many of
+    /// its argument's parent directories as tell them apart (`a/README.md`, `v1/docs/…`). A
+    /// bundle is shipped to readers, so it never records where the files sat on the machine
+    /// that built it.
     pub(crate) name: String,
 }
 
 /// Expands files and directories (recursively, hidden entries skipped, sorted) into the files
-/// to load. A file named explicitly is always loaded, so an unsupported one reports an error;
-/// unsupported files met inside directories are only counted as skipped.
+/// to load, each once. A file named explicitly is always loaded, so an unsupported one reports
+/// an error; unsupported files met inside directories are only counted as skipped.
 pub(crate) fn collect(paths: &[PathBuf]) -> Result<Inputs> {
     let mut inputs = Inputs::default();
+    // Per argument: the path it names, as directories and name; how many of those the names
+    // of its files start with.
+    let mut roots: Vec<(Vec<String>, usize)> = Vec::new();
+    // Per file: where it is, its argument, its path below the argument.
+    let mut found: Vec<(PathBuf, usize, String)> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for path in paths {
         let meta = fs::metadata(path).with_context(|| format!("{}", path.display()))?;
+        let root = roots.len();
+        let mut add = |file: PathBuf, relative: String| {
+            if seen.insert(fs::canonicalize(&file).unwrap_or_else(|_| file.clone())) {
+                found.push((file, root, relative));
+            }
+        };
         if !meta.is_dir() {
-            inputs.files.push(Input { path: path.clone(), name: file_name(path) });
+            roots.push((components(path), 1));
+            add(path.clone(), String::new());
             continue;
         }
-        let own = file_name(path);
-        let prefix =
-            if paths.len() > 1 && !own.is_empty() { format!("{own}/") } else { String::new() };
+        roots.push((components(path), usize::from(paths.len() > 1)));
         let walker = walkdir::WalkDir::new(path)
             .sort_by_file_name()
             .into_iter()
@@ -59,18 +73,59 @@ pub(crate) fn collect(paths: &[PathBuf]) -> Result<Inputs> {
             }
             let relative = file.strip_prefix(path).unwrap_or(&file);
             let parts: Vec<_> = relative.iter().map(|part| part.to_string_lossy()).collect();
-            inputs.files.push(Input { name: format!("{prefix}{}", parts.join("/")), path: file });
+            add(file.clone(), parts.join("/"));
         }
     }
+    let name = |roots: &[(Vec<String>, usize)], (_, root, relative): &(PathBuf, usize, String)| {
+        let (parts, take) = &roots[*root];
+        let mut name = parts[parts.len() - (*take).min(parts.len())..].join("/");
+        if !name.is_empty() && !relative.is_empty() {
+            name.push('/');
+        }
+        name + relative
+    };
+    // Lengthen the names that collide, a directory at a time, while that can tell them apart.
+    loop {
+        let mut by_name: std::collections::HashMap<String, Vec<usize>> = Default::default();
+        for file in &found {
+            by_name.entry(name(&roots, file)).or_default().push(file.1);
+        }
+        let mut lengthened = false;
+        for colliding in by_name.into_values().filter(|roots| roots.len() > 1) {
+            for root in colliding {
+                let (parts, take) = &mut roots[root];
+                if *take < parts.len() {
+                    *take += 1;
+                    lengthened = true;
+                }
+            }
+        }
+        if !lengthened {
+            break;
+        }
+    }
+    inputs.files =
+        found.iter().map(|file| Input { path: file.0.clone(), name: name(&roots, file) }).collect();
     Ok(inputs)
 }
 
-/// The last component of a path as given (`docs` for `docs/`; the directory's own name for
-/// `.` and `..`); empty for a root.
-fn file_name(path: &Path) -> String {
-    let canonical = fs::canonicalize(path).ok();
-    let name = path.file_name().or_else(|| canonical.as_deref()?.file_name());
-    name.map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+/// The directories and name of a path, from the root (`["home", "me", "docs"]`): the parents'
+/// real location, and the name as given (the directory's own name for `.` and `..`).
+fn components(path: &Path) -> Vec<String> {
+    let real = |path: &Path| fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let (parent, own) = match path.file_name() {
+        Some(own) => (real(parent_dir(path)), Some(own)),
+        None => (real(path), None),
+    };
+    let mut parts: Vec<String> = parent
+        .components()
+        .filter_map(|c| match c {
+            std::path::Component::Normal(part) => Some(part.to_string_lossy().into_owned()),
+            _ => None,
+        })
+        .collect();
+    parts.extend(own.map(|own| own.to_string_lossy().into_owned()));
+    parts
 }
 
 /// Reads a file, naming it in the error.

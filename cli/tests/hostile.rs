@@ -232,6 +232,21 @@ fn names_are_relative_to_the_arguments_and_never_absolute() {
     assert_eq!(sources(&[path(&docs)]), ["guide/normans.md"]);
     assert_eq!(sources(&[path(&single)]), ["steam.md"]);
     assert_eq!(sources(&[path(&docs), path(&single)]), ["docs/guide/normans.md", "steam.md"]);
+    // Names that would be the same take as many parent directories as tell them apart; a
+    // file given twice is loaded once.
+    for copy in ["v1/docs", "v2/docs", "a", "b"] {
+        std::fs::create_dir_all(dir.path().join(copy)).unwrap();
+        std::fs::copy(&normans, dir.path().join(copy).join("normans.md")).unwrap();
+    }
+    let at = |relative: &str| dir.path().join(relative);
+    let (v1, v2) = (at("v1/docs"), at("v2/docs"));
+    assert_eq!(sources(&[path(&v1), path(&v2)]), ["v1/docs/normans.md", "v2/docs/normans.md"]);
+    let (a, b) = (at("a/normans.md"), at("b/normans.md"));
+    assert_eq!(
+        sources(&[path(&a), path(&b), path(&single)]),
+        ["a/normans.md", "b/normans.md", "steam.md"]
+    );
+    assert_eq!(sources(&[path(&single), path(&single)]), ["steam.md"]);
     let bytes = std::fs::read(&bundle).unwrap();
     let root = dir.path().to_string_lossy();
     assert!(!bytes.windows(root.len()).any(|w| w == root.as_bytes()), "the bundle holds {root}");
