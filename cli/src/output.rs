@@ -30,17 +30,22 @@ pub(crate) use edgerag_core::answer::place;
 /// Prints a line of human-readable output on stdout.
 pub(crate) fn line(text: &str) {
     let mut out = std::io::stdout().lock();
-    let written = writeln!(out, "{text}").or_else(closed_pipe_ends);
-    if let Err(error) = written {
-        error_line(&anyhow::Error::new(error).context("writing to standard output"));
-        std::process::exit(1);
-    }
+    written(writeln!(out, "{text}"));
 }
 
 /// Writes text as it comes (a streamed reply) and flushes it.
 pub(crate) fn stream(text: &str) {
     let mut out = std::io::stdout().lock();
-    _ = out.write_all(text.as_bytes()).and_then(|()| out.flush()).or_else(closed_pipe_ends);
+    written(out.write_all(text.as_bytes()).and_then(|()| out.flush()));
+}
+
+/// The end of a write to stdout: a closed pipe ends the command quietly, any other error
+/// (a full disk) with the error.
+fn written(result: std::io::Result<()>) {
+    if let Err(error) = result.or_else(closed_pipe_ends) {
+        error_line(&anyhow::Error::new(error).context("writing to standard output"));
+        std::process::exit(1);
+    }
 }
 
 /// A closed standard output (`edgerag … | head`) ends the command quietly and successfully, as
@@ -54,24 +59,27 @@ fn closed_pipe_ends(error: std::io::Error) -> std::io::Result<()> {
 }
 
 /// Prints a warning on stderr (above any progress bar).
-#[allow(clippy::print_stderr)]
 pub(crate) fn warn(bar: Option<&ProgressBar>, text: &str) {
     match bar {
-        Some(bar) => bar.suspend(|| eprintln!("warning: {text}")),
-        None => eprintln!("warning: {text}"),
+        Some(bar) => bar.suspend(|| to_stderr(&format!("warning: {text}"))),
+        None => to_stderr(&format!("warning: {text}")),
     }
 }
 
 /// Prints a line of diagnostics (e.g. a request log) on stderr.
-#[allow(clippy::print_stderr)]
 pub(crate) fn note(text: &str) {
-    eprintln!("{text}");
+    to_stderr(text);
 }
 
 /// Prints an error and its causes on one line of stderr.
-#[allow(clippy::print_stderr)]
 pub(crate) fn error_line(error: &anyhow::Error) {
-    eprintln!("error: {}", one_line(error));
+    to_stderr(&format!("error: {}", one_line(error)));
+}
+
+/// Writes a line on stderr. A stderr that cannot be written (closed) loses the line: nothing
+/// else can be told about it, and a server must keep serving.
+fn to_stderr(line: &str) {
+    _ = writeln!(std::io::stderr().lock(), "{line}");
 }
 
 /// An error and its causes, `: `-separated, each cut to its first line: candle appends a

@@ -268,3 +268,25 @@ fn a_closed_stdout_ends_the_command_quietly() {
     assert!(out.status.success(), "{:?}: {}", out.status, String::from_utf8_lossy(&out.stderr));
     assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+#[test]
+fn a_closed_stderr_loses_the_warnings_not_the_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let docs = dir.path().join("docs");
+    std::fs::create_dir(&docs).unwrap();
+    std::fs::copy(cli::demo_corpus().join("normans.md"), docs.join("normans.md")).unwrap();
+    std::fs::write(docs.join("noise.txt"), [0u8, 1, 2, 3].repeat(1000)).unwrap();
+    let bundle = dir.path().join("x.bundle");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_edgerag"))
+        .args(["build", path(&docs), "-o", path(&bundle), "--no-embed"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Nobody reads the warning about noise.txt.
+    drop(child.stderr.take());
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{:?}: {}", out.status, String::from_utf8_lossy(&out.stdout));
+    let inspected = json(&["inspect", path(&bundle), "--json"]);
+    assert_eq!(inspected["documents"].as_array().unwrap().len(), 1, "{inspected}");
+}
