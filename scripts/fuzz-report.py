@@ -58,7 +58,14 @@ def save(ledger):
         'and writes the table of docs/RELIABILITY.md from them.",\n'
         + ('  "runs": [\n' + lines + "\n  ]\n}\n" if lines else '  "runs": []\n}\n')
     )
-    LEDGER.write_text(text)
+    write(LEDGER, text)
+
+
+def write(path, text):
+    """Replaces `path` with `text` at once: a run stopped with Ctrl-C never leaves half a file."""
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(text)
+    os.replace(partial, path)
 
 
 def git(*args):
@@ -71,11 +78,10 @@ def git(*args):
 
 
 def source():
-    """The code as it is now: the commit, with `+changes` when files differ from it (the
-    ledger and docs aside)."""
+    """The code as it is now: the commit, with `+changes` when files differ from it or files
+    git does not ignore are not in it (the ledger and docs aside)."""
     commit = git("rev-parse", "--short=12", "HEAD") or "unknown"
-    dirty = git("status", "--porcelain", "--untracked-files=no", "--", ".",
-                ":!docs/fuzzing.json", ":!docs/RELIABILITY.md")
+    dirty = git("status", "--porcelain", "--", ".", ":!docs/fuzzing.json", ":!docs/RELIABILITY.md")
     return commit + ("+changes" if dirty else "")
 
 
@@ -159,7 +165,7 @@ def docs(_args):
         sys.exit(f"fuzz-report: {DOC} lacks the markers {BEGIN!r} and {END!r}")
     new = text[: start + len(BEGIN)] + "\n" + table(load()) + "\n" + text[end:]
     if new != text:
-        DOC.write_text(new)
+        write(DOC, new)
 
 
 def check(_args):

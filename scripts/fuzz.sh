@@ -43,7 +43,8 @@ main() {
   targets=()
   while [ $# -gt 0 ]; do
     case "$1" in
-      --seconds) seconds="$2"; shift 2 ;;
+      --seconds) [ $# -ge 2 ] || { echo "fuzz: --seconds takes a number" >&2; exit 2; }
+        seconds="$2"; shift 2 ;;
       --record) record=1; shift ;;
       --minimize) minimize=1; shift ;;
       -*) echo "fuzz: unknown option $1" >&2; exit 2 ;;
@@ -134,7 +135,7 @@ main() {
     elapsed=$(($(date +%s) - start))
     runs=$(final_stat number_of_executed_units "$log")
     speed=$(final_stat average_exec_per_sec "$log")
-    size=$(find "$corpus" -type f | wc -l)
+    size=$(find "$corpus" -type f | wc -l | tr -d ' ')
     artifact=$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$log" | tail -n 1)
     crashes=0 interrupted=0
     if grep -q "libFuzzer: run interrupted" "$log"; then
@@ -159,7 +160,7 @@ main() {
         -max_len="$max_len" -timeout="${FUZZ_TIMEOUT:-30}" -rss_limit_mb="${FUZZ_RSS_MB:-2048}" \
         >>"$log" 2>&1; then
         rm -rf "$corpus" && mv "$merged" "$corpus"
-        size="$(find "$corpus" -type f | wc -l) (of $size)"
+        size="$(find "$corpus" -type f | wc -l | tr -d ' ') (of $size)"
       else
         rm -rf "$merged"
         echo "fuzz: $target: minimizing the corpus failed (see $log); kept as it is" >&2
