@@ -41,6 +41,20 @@ enum Cut {
 const PROSE_CUTS: &[Cut] = &[Cut::Words, Cut::Chars];
 const VERBATIM_CUTS: &[Cut] = &[Cut::Lines, Cut::Words, Cut::Chars];
 
+/// Bytes per token (or character) past which a text is taken to be over `max` without being
+/// measured: text spends a few bytes per token, and a range of more than `max` times this is
+/// cut before the sizer sees it. (A tokenizer handed one 50 MB run of punctuation would hold
+/// 50 million tokens.) Where the guess is wrong, the pieces are only smaller than they could be.
+const MAX_BYTES_PER_UNIT: usize = 32;
+
+/// The size of `text` if it is at most `max`.
+fn measure(text: &str, max: usize, sizer: &dyn Sizer) -> Option<usize> {
+    if text.len() > max.saturating_mul(MAX_BYTES_PER_UNIT) {
+        return None;
+    }
+    Some(sizer.size(text)).filter(|&size| size <= max)
+}
+
 /// The document's units in reading order; every unit measures at most `max` (unless a single
 /// character does).
 pub(super) fn document_units(doc: &Document, max: usize, sizer: &dyn Sizer) -> Vec<Unit> {
@@ -65,12 +79,12 @@ pub(super) fn document_units(doc: &Document, max: usize, sizer: &dyn Sizer) -> V
                 let offset = block.range.start;
                 for sentence in sentences(doc.block_text(block)) {
                     let range = offset + sentence.start..offset + sentence.end;
-                    let size = sizer.size(&doc.text[range.clone()]);
-                    if size <= max {
-                        push(UnitKind::Sentence, range, size);
-                    } else {
-                        for (piece, size) in split(&doc.text, range, max, sizer, PROSE_CUTS) {
-                            push(UnitKind::Fragment, piece, size);
+                    match measure(&doc.text[range.clone()], max, sizer) {
+                        Some(size) => push(UnitKind::Sentence, range, size),
+                        None => {
+                            for (piece, size) in split(&doc.text, range, max, sizer, PROSE_CUTS) {
+                                push(UnitKind::Fragment, piece, size);
+                            }
                         }
                     }
                 }
@@ -88,8 +102,10 @@ fn fit(
     sizer: &dyn Sizer,
     cuts: &[Cut],
 ) -> Vec<(Range<usize>, usize)> {
-    let size = sizer.size(&text[range.clone()]);
-    if size <= max { vec![(range, size)] } else { split(text, range, max, sizer, cuts) }
+    match measure(&text[range.clone()], max, sizer) {
+        Some(size) => vec![(range, size)],
+        None => split(text, range, max, sizer, cuts),
+    }
 }
 
 /// Cuts `range` (larger than `max`) into as few consecutive pieces of at most `max` as the
@@ -98,8 +114,8 @@ fn fit(
 ///
 /// Segments are read as the pieces need them, at most `max + 1` held at once (a 50 MB word cut
 /// between characters does not become 50 million ranges); a piece is therefore also at most
-/// `max` segments long, which only matters for a sizer that counts several segments as one
-/// (tokens across characters): such pieces stay within `max`, only more numerous.
+/// `max + 1` segments long, which only matters for a sizer that counts several segments as
+/// one (tokens across characters): such pieces stay within `max`, only more numerous.
 fn split(
     text: &str,
     range: Range<usize>,
@@ -108,6 +124,7 @@ fn split(
     cuts: &[Cut],
 ) -> Vec<(Range<usize>, usize)> {
     let Some((&cut, finer)) = cuts.split_first() else {
+        // A single character over `max`.
         return vec![(range.clone(), sizer.size(&text[range]))];
     };
     let mut segments = segments(text, range, cut);
@@ -120,13 +137,12 @@ fn split(
             return pieces;
         }
         let span = |b: usize| window[0].start..window[b - 1].end;
-        let end = largest_fitting(1, window.len(), |b| sizer.size(&text[span(b)]) <= max);
+        let end =
+            largest_fitting(1, window.len(), |b| measure(&text[span(b)], max, sizer).is_some());
         let piece = span(end);
-        let size = sizer.size(&text[piece.clone()]);
-        if size <= max {
-            pieces.push((piece, size));
-        } else {
-            pieces.extend(split(text, piece, max, sizer, finer));
+        match measure(&text[piece.clone()], max, sizer) {
+            Some(size) => pieces.push((piece, size)),
+            None => pieces.extend(split(text, piece, max, sizer, finer)),
         }
         window.drain(..end);
     }
@@ -215,6 +231,31 @@ mod tests {
             ["alpha beta gamma", "delta epsilon", "zeta eta theta iota", "kappa lambda mu", "xi"]
         );
         assert!(pieces.iter().all(|(r, size)| *size == text[r.clone()].chars().count()));
+    }
+
+    /// The sizer never sees a text much longer than `max` could be, however long the word.
+    #[test]
+    fn an_endless_word_is_cut_before_it_is_measured() {
+        struct Longest(std::cell::Cell<usize>);
+        impl Sizer for Longest {
+            fn size(&self, text: &str) -> usize {
+                self.0.set(self.0.get().max(text.len()));
+                text.len()
+            }
+            fn unit(&self) -> crate::chunk::SizeUnit {
+                crate::chunk::SizeUnit::Chars
+            }
+        }
+        let sizer = Longest(std::cell::Cell::new(0));
+        let text = format!("A start. {} The end.", "!".repeat(1 << 20));
+        let mut doc = crate::load::DocumentBuilder::new();
+        doc.block(BlockKind::Paragraph, &text, None);
+        let doc = doc.finish().expect("a document");
+        let units = document_units(&doc, 100, &sizer);
+        assert!(sizer.0.get() <= 100 * MAX_BYTES_PER_UNIT, "measured {} bytes", sizer.0.get());
+        assert!(units.iter().all(|u| u.size <= 100 && u.size == u.range.len()));
+        let covered: String = units.iter().map(|u| &doc.text[u.range.clone()]).collect();
+        assert_eq!(covered.replace(' ', ""), text.replace(' ', ""));
     }
 
     #[test]
