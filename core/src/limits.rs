@@ -9,6 +9,7 @@
 //! |---|---|---|
 //! | [`MAX_SOURCE_BYTES`] | 256 MiB | the file is refused before it is parsed |
 //! | [`MAX_TEXT_BYTES`] | 64 MiB | extraction stops and the document is refused |
+//! | [`MAX_TITLE_BYTES`] | 1 KiB | a longer title is cut |
 //! | [`MAX_SECTIONS`] | 10,000 | later headings are indexed as paragraphs of the last section |
 //! | [`MAX_DEPTH`] | 512 | a deeper structure (HTML elements, a PDF's page tree and objects) is refused |
 //! | [`MAX_HTML_ATTRIBUTES`] | 1,024 | an HTML tag with more attributes is refused |
@@ -26,6 +27,9 @@ pub const MAX_SOURCE_BYTES: usize = 256 << 20;
 /// Most text one document may yield, in bytes of UTF-8 (after extraction: markup, PDF
 /// operators and whitespace runs do not count).
 pub const MAX_TEXT_BYTES: usize = 64 << 20;
+
+/// Longest document title kept, in bytes of UTF-8 (a title is shown with every result).
+pub const MAX_TITLE_BYTES: usize = 1 << 10;
 
 /// Most sections (headings) one document may open; the heading tree is kept with the bundle
 /// and shown with every result, so it stays small.

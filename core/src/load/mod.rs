@@ -282,9 +282,10 @@ impl DocumentBuilder {
         self.full
     }
 
-    /// Sets the title unless one is set already.
+    /// Sets the title unless one is set already, cut to [`limits::MAX_TITLE_BYTES`].
     pub(crate) fn title(&mut self, title: &str) {
-        let title = collapse_whitespace(title);
+        let mut title = collapse_whitespace(prefix(title, 4 * limits::MAX_TITLE_BYTES));
+        title.truncate(prefix(&title, limits::MAX_TITLE_BYTES).len());
         if self.doc.title.is_empty() && !title.is_empty() {
             self.doc.title = title;
         }
@@ -330,9 +331,12 @@ impl DocumentBuilder {
     pub(crate) fn block(&mut self, kind: BlockKind, text: &str, page: Option<u32>) {
         match kind {
             BlockKind::Code | BlockKind::Table => {
-                let kept: Vec<&str> = text.lines().map(str::trim_end).collect();
-                let joined = kept.join("\n");
-                let trimmed = joined.trim_matches('\n');
+                let mut kept = String::with_capacity(text.len());
+                for line in text.lines() {
+                    kept.push_str(line.trim_end());
+                    kept.push('\n');
+                }
+                let trimmed = kept.trim_matches('\n');
                 if !trimmed.trim().is_empty() {
                     self.push(kind, trimmed, page);
                 }
@@ -374,7 +378,23 @@ impl DocumentBuilder {
 
 /// Collapses all whitespace runs to one space and trims.
 pub(crate) fn collapse_whitespace(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
+    let mut out = String::with_capacity(text.len());
+    for word in text.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
+    out
+}
+
+/// The longest prefix of `text` of at most `len` bytes that ends on a character boundary.
+fn prefix(text: &str, len: usize) -> &str {
+    let mut end = len.min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
 }
 
 /// Joins hard-wrapped lines into one line of prose, undoing `hyph-\nenation` at line ends.
@@ -402,6 +422,16 @@ fn reflow(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn titles_are_cut_on_a_character_boundary() {
+        let mut b = DocumentBuilder::new();
+        b.title(&"  naïve\n title ".repeat(100_000));
+        b.block(BlockKind::Paragraph, "Body.", None);
+        let doc = b.finish().expect("within the limits");
+        assert!(doc.title.len() <= limits::MAX_TITLE_BYTES && doc.title.len() > 1000);
+        assert!(doc.title.starts_with("naïve title naïve title"), "{}", doc.title);
+    }
 
     #[test]
     fn builder_keeps_layout_conventions() {
