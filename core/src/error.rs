@@ -22,8 +22,8 @@ pub enum Error {
     /// Support for this format was not compiled in (a disabled cargo feature).
     #[error("{0} support is not compiled in (enable the `{1}` feature of edgerag-core)")]
     FormatDisabled(&'static str, &'static str),
-    /// The bytes are binary data (NUL or other control bytes, or not text in any encoding),
-    /// whatever the file's extension says.
+    /// The bytes are binary data (a NUL, or mostly control bytes; UTF-16 without a byte-order
+    /// mark reads so too), whatever the file's extension says.
     #[error("binary data, not a text document")]
     Binary,
     /// An input is over one of the documented limits of [`crate::limits`] (its size, its

@@ -8,7 +8,7 @@
 //! | limit | value | past it |
 //! |---|---|---|
 //! | [`MAX_SOURCE_BYTES`] | 256 MiB | the file is refused before it is parsed |
-//! | [`MAX_TEXT_BYTES`] | 64 MiB | extraction stops and the document is refused |
+//! | [`MAX_TEXT_BYTES`] | 64 MiB | the document is refused (a PDF's extraction stops there) |
 //! | [`MAX_TITLE_BYTES`] | 1 KiB | a longer title is cut |
 //! | [`MAX_SECTIONS`] | 10,000 | later headings are indexed as paragraphs of the last section |
 //! | [`MAX_DEPTH`] | 512 | a deeper structure (HTML elements, a PDF's page tree and objects) is refused |

@@ -39,8 +39,8 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::bundle::Embed;
-use crate::llm::ChatModel;
 use crate::llm::prompt::{self, REFUSAL};
+use crate::llm::{ChatModel, seconds};
 use crate::query::{Explanation, Hit, Mode, SearchOptions, Searcher};
 use crate::text::Analyzer;
 use crate::{Error, Result};
@@ -327,11 +327,16 @@ impl<'a> Answerer<'a> {
     /// # Errors
     /// [`Error::Query`] for a question without searchable words; model errors.
     pub fn extractive(&self, question: &str) -> Result<Answer> {
+        self.extractive_with(question, Vec::new())
+    }
+
+    /// [`Answerer::extractive`], carrying `warnings`.
+    fn extractive_with(&self, question: &str, warnings: Vec<Warning>) -> Result<Answer> {
         let retrieval = self.retrieve(question, &self.options.search)?;
         if retrieval.relevance < self.options.min_relevance {
-            return Ok(refusal(retrieval, Vec::new()));
+            return Ok(refusal(retrieval, warnings));
         }
-        self.extract(question, retrieval, Vec::new())
+        self.extract(question, retrieval, warnings)
     }
 
     /// An answer written by `llm` from the sources, checked and cited. With `on_token`, the
@@ -361,11 +366,7 @@ impl<'a> Answerer<'a> {
             let chosen = self.choose_keywords(llm, question, &mut warnings);
             let Some(chosen) = before(chosen, deadline.as_mut()).await else {
                 warnings.push(self.deadline_warning("choosing keywords"));
-                let retrieval = self.retrieve(question, &self.options.search)?;
-                if retrieval.relevance < self.options.min_relevance {
-                    return Ok(refusal(retrieval, warnings));
-                }
-                return self.extract(question, retrieval, warnings);
+                return self.extractive_with(question, warnings);
             };
             let (ids, names) = chosen?;
             search.graph_keywords = Some(ids);
@@ -663,10 +664,6 @@ async fn before<W: Future>(work: W, mut deadline: Pin<&mut impl Future>) -> Opti
 }
 
 /// `1.5 s`, `120 s`.
-fn seconds(duration: Duration) -> String {
-    format!("{} s", duration.as_secs_f64())
-}
-
 fn mean(values: impl Iterator<Item = f32>) -> f32 {
     let (sum, n) = values.fold((0.0, 0u32), |(s, n), v| (s + v, n + 1));
     if n == 0 { 0.0 } else { sum / n as f32 }

@@ -456,7 +456,9 @@ fn decode<'a, T: Deserialize<'a>>(payload: &'a [u8]) -> Result<(T, &'a [u8])> {
         };
         let problem = match error {
             // postcard drops the message of errors raised by the types themselves.
-            postcard::Error::SerdeDeCustom => "a value out of range".to_owned(),
+            postcard::Error::SerdeDeCustom => {
+                "an invalid value (out of range or malformed)".to_owned()
+            }
             other => other.to_string().to_lowercase(),
         };
         Error::Decode(format!("{place}{problem}"))

@@ -278,7 +278,7 @@ async fn read_all<B: ResponseBody>(
 
 /// Why a reply past [`MAX_REPLY_BYTES`] is refused.
 fn too_large() -> String {
-    format!("the reply is larger than the {} MiB limit", MAX_REPLY_BYTES >> 20)
+    format!("the reply is larger than the {} limit", crate::limits::size(MAX_REPLY_BYTES))
 }
 
 /// A `Retry-After` given in seconds (the HTTP-date form is left to the backoff).
@@ -288,7 +288,8 @@ fn parse_retry_after(value: &str) -> Option<Duration> {
 }
 
 /// `1.5 s`, `30 s`.
-fn seconds(duration: Duration) -> String {
+/// A duration as people read it in messages: `2.5 s`.
+pub(crate) fn seconds(duration: Duration) -> String {
     format!("{} s", duration.as_secs_f64())
 }
 

@@ -22,6 +22,7 @@ pub mod sse;
 
 use std::time::Duration;
 
+pub(crate) use self::client::seconds;
 pub use self::client::{Completion, LlmClient};
 pub use self::protocol::{Message, Role};
 use crate::{Error, Result};

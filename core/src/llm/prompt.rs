@@ -149,7 +149,7 @@ pub fn defuse(text: &str) -> String {
                     swaps.extend([(i, '‹'), (i + 1 + close, '›')]);
                 }
             }
-            // The end of `<|…|>` and `<｜…｜>`.
+            // `[INST]`, `[/INST]` and Mistral's other control tokens.
             b'[' => {
                 if let Some(close) = bracketed(rest, ']', |name| {
                     SQUARE_MARKUP.iter().any(|m| m.eq_ignore_ascii_case(name))

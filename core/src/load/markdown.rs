@@ -23,10 +23,7 @@ pub(super) fn load(text: &str) -> Result<Document> {
         }
     }
     loader.flush();
-    match loader.failed {
-        Some(error) => Err(error),
-        None => loader.b.finish(),
-    }
+    loader.b.finish()
 }
 
 /// A container whose paragraphs become blocks of its own kind.
@@ -153,7 +150,7 @@ impl Loader {
             #[cfg(feature = "html")]
             Some(Raw::Html) => match super::html::fragment_text(&text) {
                 Ok(visible) => self.b.block(self.prose_kind(), &visible, None),
-                Err(error) => _ = self.failed.get_or_insert(error),
+                Err(error) => self.failed = Some(error),
             },
             // Without an HTML parser, raw HTML blocks are left out rather than indexed as markup.
             #[cfg(not(feature = "html"))]

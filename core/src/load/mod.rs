@@ -150,7 +150,8 @@ pub fn section_path(sections: &[Section], section: usize) -> Vec<String> {
 /// such as a record of a data set. `source` names it; `title` may be empty.
 ///
 /// # Errors
-/// [`Error::Empty`] when `text` holds no words.
+/// [`Error::Empty`] when `text` holds no words, [`Error::Binary`] when it holds a NUL or is
+/// mostly control characters, [`Error::Limit`] past a limit of [`crate::limits`].
 pub fn from_text(source: &str, title: &str, text: &str) -> Result<Document> {
     let mut doc = load_as(DocKind::Text, source, text.as_bytes())?;
     if !title.trim().is_empty() {
@@ -168,8 +169,10 @@ pub fn from_text(source: &str, title: &str, text: &str) -> Result<Document> {
 ///
 /// # Errors
 /// [`Error::UnsupportedType`] for an unknown extension, [`Error::Empty`] for an empty file or
-/// one with no text, [`Error::InvalidUtf8`] for text formats that are not UTF-8, [`Error::Pdf`]
-/// for an unreadable PDF, [`Error::FormatDisabled`] when the format's feature is off.
+/// one with no text, [`Error::Binary`] for binary data whatever the extension,
+/// [`Error::InvalidUtf8`] for text formats that are neither UTF-8 nor UTF-16 with a byte-order
+/// mark, [`Error::Pdf`] for an unreadable PDF, [`Error::Limit`] past a limit of
+/// [`crate::limits`], [`Error::FormatDisabled`] when the format's feature is off.
 pub fn load(source: &str, bytes: &[u8]) -> Result<Document> {
     let kind = DocKind::from_path(source).ok_or_else(|| {
         let ext = source.rsplit_once('.').map_or("", |(_, e)| e);
@@ -184,13 +187,15 @@ pub fn load(source: &str, bytes: &[u8]) -> Result<Document> {
 /// As [`load`], without the extension check.
 pub fn load_as(kind: DocKind, source: &str, bytes: &[u8]) -> Result<Document> {
     limits::check_source_len(bytes.len() as u64)?;
+    let id = crate::content_id(bytes);
+    let decoded = (kind != DocKind::Pdf).then(|| utf16(bytes)).flatten();
+    let bytes = decoded.as_ref().map_or(bytes, String::as_bytes);
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Err(Error::Empty);
     }
     if kind != DocKind::Pdf && is_binary(bytes) {
         return Err(Error::Binary);
     }
-    let id = crate::content_id(bytes);
     let mut doc = match kind {
         DocKind::Text => text::load(utf8(bytes)?),
         DocKind::Markdown => markdown::load(utf8(bytes)?),
@@ -218,7 +223,7 @@ pub fn load_as(kind: DocKind, source: &str, bytes: &[u8]) -> Result<Document> {
     Ok(doc)
 }
 
-/// Whether `bytes` are binary data rather than text in any encoding: they hold a NUL byte, or
+/// Whether `bytes` are binary data rather than text: they hold a NUL byte, or
 /// more than one in 64 of their first [`BINARY_SNIFF_BYTES`] bytes is a control character other
 /// than whitespace (random bytes hold one in nine; text, even in a legacy 8-bit encoding,
 /// almost none). The same bytes are refused whatever the file's extension says.
@@ -229,6 +234,18 @@ fn is_binary(bytes: &[u8]) -> bool {
         .filter(|&&b| (b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r' | 0x0c | 0x1b)) || b == 0x7f)
         .count();
     controls * 64 > head.len() || bytes.contains(&0)
+}
+
+/// Text in UTF-16 that says so with a byte-order mark (as Windows tools write it), as UTF-8;
+/// unpaired surrogates become U+FFFD.
+fn utf16(bytes: &[u8]) -> Option<String> {
+    let unit: fn([u8; 2]) -> u16 = match bytes {
+        [0xFF, 0xFE, ..] => u16::from_le_bytes,
+        [0xFE, 0xFF, ..] => u16::from_be_bytes,
+        _ => return None,
+    };
+    let units = bytes[2..].chunks_exact(2).map(|pair| unit([pair[0], pair[1]]));
+    Some(char::decode_utf16(units).map(|c| c.unwrap_or(char::REPLACEMENT_CHARACTER)).collect())
 }
 
 /// How much of a file [`is_binary`] samples for control characters.
@@ -301,7 +318,7 @@ impl DocumentBuilder {
     /// [`limits::MAX_SECTIONS`] sections, headings are kept as paragraphs of the last one.
     pub(crate) fn heading(&mut self, level: u8, text: &str, page: Option<u32>) {
         let title = collapse_whitespace(text);
-        if title.is_empty() {
+        if title.is_empty() || self.full {
             return;
         }
         if self.doc.sections.len() > limits::MAX_SECTIONS {
@@ -422,6 +439,27 @@ fn reflow(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn utf16_with_a_byte_order_mark_reads_as_its_text() {
+        let text = "# Überschrift\n\nNaïve text, 日本語.\n";
+        let utf8 = load("a.md", text.as_bytes()).expect("UTF-8");
+        for (bom, unit) in [
+            ([0xFF, 0xFE], u16::to_le_bytes as fn(u16) -> [u8; 2]),
+            ([0xFE, 0xFF], u16::to_be_bytes),
+        ] {
+            let mut bytes = bom.to_vec();
+            bytes.extend(text.encode_utf16().flat_map(unit));
+            let doc = load("a.md", &bytes).expect("UTF-16");
+            assert_eq!(
+                (doc.text.as_str(), doc.title.as_str()),
+                (utf8.text.as_str(), "Überschrift")
+            );
+        }
+        // Without the mark, its NULs say binary.
+        let bare: Vec<u8> = text.encode_utf16().flat_map(u16::to_le_bytes).collect();
+        assert!(matches!(load("a.txt", &bare), Err(Error::Binary)));
+    }
 
     #[test]
     fn titles_are_cut_on_a_character_boundary() {
