@@ -786,3 +786,27 @@ fn every_entry_leading_to_an_object_stream_is_charged() {
     let err = text_of(&updated).expect_err("refused");
     assert!(matches!(&err, Error::Limit(m) if m.contains("inflate past")), "{err}");
 }
+
+// Hardening of fonts, the page tree and the text limit (review of the PDF loader).
+
+/// `MAX_TEXT_BYTES` counts a PDF's text as it is extracted, the spaces and line breaks placed
+/// between strings included: 64 strings of 1 MiB side by side reach the limit exactly, and
+/// pass it once gaps between them add spaces.
+#[test]
+fn spaces_between_strings_count_towards_the_text_limit() {
+    use pdf_extract::{OutputDev, Transform};
+    let chunk = "x".repeat(1 << 20);
+    let fill = |gap: f64| {
+        let mut text = output::PageText::default();
+        for i in 0..(limits::MAX_TEXT_BYTES >> 20) {
+            text.begin_word().expect("a word");
+            let at = Transform::create_translation(gap * i as f64, 0.0);
+            if text.output_character(&at, 0.0, 0.0, 12.0, &chunk).is_err() {
+                break;
+            }
+        }
+        text.is_full()
+    };
+    assert!(!fill(0.0), "the strings alone are within the limit");
+    assert!(fill(100.0), "the spaces between them pass it");
+}
