@@ -5,10 +5,11 @@
 //!   (a tree node or `Kids` array met again is skipped, so cycles end and shared subtrees do
 //!   not multiply; deeper than [`limits::MAX_DEPTH`] is refused, and so are more pages than
 //!   the work budget allows at a nominal cost each); `Resources` and `MediaBox` are inherited
-//!   on the way down (never through
-//!   `/Parent`). `/Parent` links that go round or deeper than the limit are refused as a
-//!   broken page tree. The new tree is flat: one node, whose kids carry their own `MediaBox`,
-//!   `Resources` and one content stream.
+//!   on the way down. The file's `/Parent` links are never followed (not here, and not by
+//!   pdf-extract, which only sees the new tree), so a broken one costs nothing. The new tree
+//!   is flat: one node without a `/Parent`, whose kids carry their own `MediaBox`,
+//!   `Resources` and one content stream (pdf-extract looks inherited attributes up through
+//!   `/Parent` only when a page lacks them).
 //! - Every stream pdf-extract reads (contents, forms, CMaps) is decoded here under the
 //!   inflate budget and stored unfiltered; images and font programs are left out.
 //! - Content streams are rewritten by [`super::content`]; fonts by [`super::fonts`].
@@ -139,7 +140,6 @@ pub(super) fn sanitize(
 
 /// A page with what it inherits.
 struct Page<'a> {
-    id: Option<ObjectId>,
     dict: &'a Dictionary,
     resources: Option<&'a Dictionary>,
     media_box: Option<&'a Object>,
@@ -185,8 +185,7 @@ fn page_list(doc: &Document, work_limit: usize) -> Result<Vec<Page<'_>>> {
             if pages.len() >= work_limit / PAGE_COST {
                 return Err(limits::pdf_work_exceeded(work_limit));
             }
-            let id = if let Object::Reference(id) = node { Some(*id) } else { None };
-            pages.push(Page { id, dict, resources, media_box });
+            pages.push(Page { dict, resources, media_box });
             continue;
         }
         if !seen_nodes.insert(resolved) || kids.is_some_and(|k| !seen_kids.insert(k)) {
@@ -202,41 +201,7 @@ fn page_list(doc: &Document, work_limit: usize) -> Result<Vec<Page<'_>>> {
     if pages.is_empty() {
         return Err(Error::Pdf("the document has no pages".to_owned()));
     }
-    check_parents(doc, &pages)?;
     Ok(pages)
-}
-
-/// Refuses a page tree whose `/Parent` links go round (a page that is its own ancestor) or
-/// deeper than [`limits::MAX_DEPTH`]. Nothing here follows them for inheritance, but a reader
-/// that does would never end: the file is broken. Each node is walked once.
-fn check_parents(doc: &Document, pages: &[Page<'_>]) -> Result<()> {
-    let mut done: HashSet<ObjectId> = HashSet::new();
-    for page in pages {
-        let mut path: HashSet<ObjectId> = HashSet::new();
-        let mut current = page.id;
-        while let Some(id) = current {
-            if done.contains(&id) {
-                break;
-            }
-            if !path.insert(id) {
-                return Err(Error::Pdf(
-                    "the page tree is cyclic (a page is its own ancestor through /Parent)"
-                        .to_owned(),
-                ));
-            }
-            if path.len() > limits::MAX_DEPTH {
-                return Err(limits::too_deep("the PDF page tree"));
-            }
-            current = doc
-                .get_object(id)
-                .ok()
-                .and_then(|o| o.as_dict().ok())
-                .and_then(|d| d.get(b"Parent").ok())
-                .and_then(|p| p.as_reference().ok());
-        }
-        done.extend(path);
-    }
-    Ok(())
 }
 
 /// Four numbers under 10^9 in size, or the default page size.

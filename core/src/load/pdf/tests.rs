@@ -194,7 +194,7 @@ fn generated_pdf_reads_page_by_page() {
 
 /// Issue 21, defect 1: a page that is its own `/Parent` (pdf-extract looked up inherited
 /// attributes through `/Parent` without end), a page tree listing itself, and a form that
-/// draws itself overflowed the stack.
+/// draws itself overflowed the stack. (The page's `/Parent` is never followed now: it reads.)
 #[test]
 fn cycles_in_the_page_tree_and_forms_end() {
     let mut pdf = Pdf::default();
@@ -210,8 +210,7 @@ fn cycles_in_the_page_tree_and_forms_end() {
     };
     pdf.set(tree, tree_body(page));
     let catalog = pdf.obj(format!("<< /Type /Catalog /Pages {tree} 0 R >>"));
-    let err = text_of(&pdf.finish(catalog)).expect_err("refused");
-    assert!(matches!(&err, Error::Pdf(m) if m.contains("page tree is cyclic")), "{err}");
+    assert_eq!(text_of(&pdf.finish(catalog)).expect("reads"), "Hello");
     // With its /Parent right, the tree listing itself among its kids reads (once).
     pdf.set(page, format!("<< /Type /Page /Parent {tree} 0 R /Contents {content} 0 R >>"));
     assert_eq!(text_of(&pdf.finish(catalog)).expect("reads"), "Hello");
@@ -809,4 +808,71 @@ fn spaces_between_strings_count_towards_the_text_limit() {
     };
     assert!(!fill(0.0), "the strings alone are within the limit");
     assert!(fill(100.0), "the spaces between them pass it");
+}
+
+/// The file's `/Parent` links are never followed (pdf-extract sees a flat tree whose pages
+/// carry what they inherit): a page 512 `Pages` levels deep with every `/Parent` right reads
+/// (a `/Parent` check counting the page itself refused it), and so do pages whose `/Parent`
+/// chain is thousands of nodes long or goes round above them.
+#[test]
+fn parent_links_are_not_followed() {
+    // `levels` nodes above the page, each the `/Parent` of the one below.
+    let deep = |levels: usize| {
+        let mut pdf = Pdf::default();
+        let font = pdf.obj("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>");
+        let content = pdf.stream("", b"BT /F1 12 Tf (deep) Tj ET");
+        let page = pdf.obj("");
+        let nodes: Vec<usize> = (0..levels).map(|_| pdf.obj("")).collect();
+        pdf.set(
+            page,
+            format!(
+                "<< /Type /Page /Parent {} 0 R /Contents {content} 0 R /Resources << /Font << /F1 {font} 0 R >> >> >>",
+                nodes[0]
+            ),
+        );
+        for (i, &node) in nodes.iter().enumerate() {
+            let kid = if i == 0 { page } else { nodes[i - 1] };
+            let parent = nodes.get(i + 1).map(|p| format!("/Parent {p} 0 R")).unwrap_or_default();
+            pdf.set(node, format!("<< /Type /Pages /Kids [{kid} 0 R] /Count 1 {parent} >>"));
+        }
+        let catalog = pdf.obj(format!("<< /Type /Catalog /Pages {} 0 R >>", nodes[levels - 1]));
+        pdf.finish(catalog)
+    };
+    assert_eq!(text_of(&deep(limits::MAX_DEPTH)).expect("reads"), "deep");
+    let err = text_of(&deep(limits::MAX_DEPTH + 1)).expect_err("refused");
+    assert!(matches!(&err, Error::Limit(m) if m.contains("page tree")), "{err}");
+
+    // A `/Parent` chain of 5,000 nodes above a page, and one that goes round above it.
+    let mut pdf = Pdf::default();
+    let font = pdf.obj("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>");
+    let content = pdf.stream("", b"BT /F1 12 Tf (long) Tj ET");
+    let mut parent = pdf.obj("<< /Type /Pages /Kids [] /Count 0 >>");
+    for _ in 0..5000 {
+        parent = pdf.obj(format!("<< /Type /Pages /Kids [] /Count 0 /Parent {parent} 0 R >>"));
+    }
+    let (a, b) = (pdf.obj(""), pdf.obj(""));
+    pdf.set(a, format!("<< /Type /Pages /Kids [] /Count 0 /Parent {b} 0 R >>"));
+    pdf.set(b, format!("<< /Type /Pages /Kids [] /Count 0 /Parent {a} 0 R >>"));
+    let resources = format!("/Resources << /Font << /F1 {font} 0 R >> >>");
+    let long = pdf
+        .obj(format!("<< /Type /Page /Parent {parent} 0 R /Contents {content} 0 R {resources} >>"));
+    let round =
+        pdf.obj(format!("<< /Type /Page /Parent {a} 0 R /Contents {content} 0 R {resources} >>"));
+    let tree = pdf.obj(format!("<< /Type /Pages /Kids [{long} 0 R {round} 0 R] /Count 2 >>"));
+    let catalog = pdf.obj(format!("<< /Type /Catalog /Pages {tree} 0 R >>"));
+    let bytes = pdf.finish(catalog);
+    assert_eq!(pages_of(&bytes).expect("reads"), ["long", "long"]);
+
+    // What pdf-extract gets: one node without a `/Parent`, above pages that carry their own
+    // `MediaBox` and `Resources` (so it never looks further up).
+    let doc = PdfDocument::load_mem(&bytes).expect("parses");
+    let clean = sanitize::sanitize(&doc, &mut decode::Budget::for_source(0), bytes.len());
+    let clean = clean.expect("sanitizes").doc;
+    for page in clean.get_pages().into_values() {
+        let page = clean.get_dictionary(page).expect("a dictionary");
+        assert!(page.get(b"MediaBox").is_ok() && page.get(b"Resources").is_ok());
+        let tree = page.get(b"Parent").and_then(|p| p.as_reference()).expect("a parent");
+        let tree = clean.get_dictionary(tree).expect("the tree");
+        assert!(tree.get(b"Parent").is_err());
+    }
 }
