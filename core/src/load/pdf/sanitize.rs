@@ -18,7 +18,9 @@
 //!   [`limits::MAX_PDF_FORM_DEPTH`] deep.
 //! - What pdf-extract will then do is counted (content bytes, a form each time it is drawn,
 //!   each font on each page that uses it, each byte shown times the font's per-byte cost) and
-//!   refused past [`limits::pdf_work_budget`].
+//!   refused past [`limits::pdf_work_budget`]. A font's cost (its rewritten CMaps and tables)
+//!   is taken as soon as it is built, as the first page that uses it would take it, so
+//!   building fonts stops as soon as their costs pass the budget.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::rc::Rc;
@@ -82,6 +84,9 @@ struct Sanitizer<'a> {
     budget: &'a mut Budget,
     /// pdf-extract's work, counted against [`limits::pdf_work_budget`].
     work: Budget,
+    /// Work taken for fonts as they were built, since the last page was counted: that page
+    /// (the first to use them) takes it from its own cost.
+    prepaid: usize,
     out: Document,
     fonts: HashMap<Key, Option<FontEntry>>,
     font_list: Vec<FontEntry>,
@@ -112,6 +117,7 @@ pub(super) fn sanitize(
         page_contents: HashMap::new(),
         budget,
         work,
+        prepaid: 0,
         out: Document::with_version("1.5"),
         fonts: HashMap::new(),
         font_list: Vec::new(),
@@ -348,8 +354,10 @@ impl<'a> Sanitizer<'a> {
     /// Adds one page under `parent`.
     fn page(&mut self, page: &Page<'a>, parent: ObjectId) -> Result<ObjectId> {
         let (contents, cost, resources) = self.page_content(page)?;
-        // pdf-extract interprets a shared content again on every page.
-        self.work.take(cost.saturating_add(PAGE_COST))?;
+        // pdf-extract interprets a shared content again on every page. The fonts built for
+        // this page are in its cost, and were taken already.
+        let prepaid = std::mem::take(&mut self.prepaid);
+        self.work.take(cost.saturating_add(PAGE_COST).saturating_sub(prepaid))?;
         let mut dict = Dictionary::new();
         dict.set("Type", Object::Name(b"Page".to_vec()));
         dict.set("Parent", Object::Reference(parent));
@@ -359,7 +367,10 @@ impl<'a> Sanitizer<'a> {
         Ok(self.out.add_object(Object::Dictionary(dict)))
     }
 
-    /// The sanitized font for `font` (memoised by `key`).
+    /// The sanitized font for `font` (memoised by `key`). Its cost is taken from the work
+    /// budget as soon as it is built, before it is kept or another font is built: a content
+    /// stream selecting thousands of fonts is refused once their rewritten CMaps and tables
+    /// pass the budget, not after all of them are held.
     fn font(&mut self, key: Key, font: &'a Object) -> Result<Option<FontEntry>> {
         if let Some(entry) = self.fonts.get(&key) {
             return Ok(*entry);
@@ -367,6 +378,8 @@ impl<'a> Sanitizer<'a> {
         let entry = match fonts::sanitize(self.src, font, self.budget)? {
             None => None,
             Some(mut f) => {
+                self.work.take(f.cost)?;
+                self.prepaid = self.prepaid.saturating_add(f.cost);
                 for (name, stream) in f.streams {
                     let id = self.out.add_object(Object::Stream(stream));
                     f.dict.set(name, Object::Reference(id));

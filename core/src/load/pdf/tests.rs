@@ -876,3 +876,84 @@ fn parent_links_are_not_followed() {
         assert!(tree.get(b"Parent").is_err());
     }
 }
+
+/// One `bfrange` of 65,536 codes to 256 UTF-16 units each (a few hundred bytes) is read up to
+/// `MAX_CMAP_UNITS` units in all: 1,024 codes, under 2 MiB written back (it was some 65 MB).
+#[test]
+fn to_unicode_expansion_is_bounded_in_units() {
+    let mut pdf = Pdf::default();
+    let units = "0041".repeat(256);
+    let cmap = format!(
+        "1 beginbfrange <0000> <FFFF> <{units}> endbfrange\n1 beginbfchar <FFFF> <0042> endbfchar"
+    );
+    let cmap = pdf.stream("", cmap.as_bytes());
+    let font = sanitized_font(
+        &mut pdf,
+        &format!("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /ToUnicode {cmap} 0 R >>"),
+    );
+    let written = font_stream(&font, b"ToUnicode");
+    let kept = fonts::MAX_CMAP_UNITS / 256;
+    assert!(written.contains(&format!("<{:04x}> <0041", kept - 1)));
+    assert!(!written.contains(&format!("<{kept:04x}> ")), "the codes past the cap are left out");
+    assert!(!written.contains("<ffff>"), "and so is what follows");
+    assert!(written.len() < 2 << 20 && font.cost < 2 << 20, "{}", written.len());
+}
+
+/// A font's cost is taken from the work budget as soon as it is built: a content stream
+/// selecting many font dictionaries that share one expanding `ToUnicode` map is refused once
+/// their rewritten maps pass the budget, before the rest of the stream is read (here, forms
+/// nested past their limit, which would give another error); without double counting the
+/// fonts of the page that first uses them.
+#[test]
+fn fonts_are_charged_to_the_work_budget_as_they_are_built() {
+    let with_fonts = |count: usize, tail: bool| {
+        let mut pdf = Pdf::default();
+        let units = "0041".repeat(256);
+        let cmap =
+            pdf.stream("", format!("1 beginbfrange <0000> <FFFF> <{units}> endbfrange").as_bytes());
+        let mut fonts = String::new();
+        let mut content = "BT ".to_owned();
+        for i in 0..count {
+            let font = pdf.obj(format!(
+                "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /ToUnicode {cmap} 0 R >>"
+            ));
+            fonts.push_str(&format!("/F{i} {font} 0 R "));
+            content.push_str(&format!("/F{i} 12 Tf (A) Tj "));
+        }
+        content.push_str("ET");
+        let mut form = pdf.stream("/Type /XObject /Subtype /Form", b"BT ET");
+        if tail {
+            for _ in 0..limits::MAX_PDF_FORM_DEPTH {
+                form = pdf.stream(
+                    &format!(
+                        "/Type /XObject /Subtype /Form /Resources << /XObject << /X {form} 0 R >> >>"
+                    ),
+                    b"/X Do",
+                );
+            }
+            content.push_str(" /X Do");
+        }
+        let resources = format!("/Font << {fonts}>> /XObject << /X {form} 0 R >>");
+        let bytes = pages_pdf(&mut pdf, &[content.as_bytes()], &resources);
+        (pdf, bytes, cmap)
+    };
+    let (mut pdf, _, cmap) = with_fonts(0, false);
+    let cost = sanitized_font(
+        &mut pdf,
+        &format!("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /ToUnicode {cmap} 0 R >>"),
+    )
+    .cost;
+
+    let (_, bytes, _) = with_fonts(16, true);
+    let budget = limits::pdf_work_budget(bytes.len());
+    assert!(16 * cost > 2 * budget, "{cost} {budget}");
+    let err = text_of(&bytes).expect_err("refused");
+    assert!(matches!(&err, Error::Limit(m) if m.contains("would interpret more than")), "{err}");
+
+    // Fonts whose cost fits the budget once, but not twice, read.
+    let (_, bytes, _) = with_fonts(3, false);
+    let budget = limits::pdf_work_budget(bytes.len());
+    assert!(3 * cost + (64 << 10) < budget && 6 * cost > budget, "{cost} {budget}");
+    let text = text_of(&bytes).expect("reads");
+    assert!(text.starts_with("AAAA"), "{text:.20}");
+}
