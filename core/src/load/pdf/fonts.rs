@@ -6,12 +6,13 @@
 //!   `unwrap`); simple fonts keep `Encoding` only as one of the three named encodings or a
 //!   dictionary of them plus `Differences` (codes 0–255); `FirstChar`/`LastChar`/`Widths`
 //!   agree.
-//! - `ToUnicode` and a composite font's `Encoding` CMap are parsed here and written back as
-//!   flat CMaps (`bfchar`/`bfrange`, one `cidrange` per block: pdf-extract's CMap parser
-//!   recurses, panics on what it does not expect and expands ranges without a bound), with at
-//!   most [`MAX_CMAP_ENTRIES`] codes; a `ToUnicode` map keeps at most [`MAX_UNITS`] UTF-16
-//!   units per code and [`MAX_CMAP_UNITS`] in all (what follows is left out), so the map
-//!   written back stays under about 2 MiB however far its ranges expand.
+//! - `ToUnicode` and a composite font's `Encoding` CMap are parsed here (at most
+//!   [`MAX_CMAP_ITEMS`] values kept, array items included) and written back as flat CMaps
+//!   (`bfchar`/`bfrange`, one `cidrange` per block: pdf-extract's CMap parser recurses,
+//!   panics on what it does not expect and expands ranges without a bound), with at most
+//!   [`MAX_CMAP_ENTRIES`] codes; a `ToUnicode` map keeps at most [`MAX_UNITS`] UTF-16 units
+//!   per code and [`MAX_CMAP_UNITS`] in all (what follows is left out), so the map written
+//!   back stays under 2 MiB however far its ranges expand.
 //! - A Type 1 font program's built-in encoding becomes `Differences`; font programs are then
 //!   left out (pdf-extract parses them with panicking parsers and inflates them without a
 //!   bound, and needs nothing else from them).
@@ -39,6 +40,11 @@ const MAX_UNITS: usize = 256;
 /// map a code again included): four per code of a full map. Without it a `bfrange` of
 /// 65,536 codes to [`MAX_UNITS`] units each would write some 65 MB from a few hundred bytes.
 pub(super) const MAX_CMAP_UNITS: usize = 4 * MAX_CMAP_ENTRIES;
+
+/// Most values kept from one CMap while it is read, the items of arrays and dictionaries
+/// included: enough for a full map of [`MAX_CMAP_ENTRIES`] codes as `bfchar` pairs or as
+/// `bfrange`s with arrays.
+const MAX_CMAP_ITEMS: usize = 4 * MAX_CMAP_ENTRIES;
 
 /// Most code ranges kept in a composite font's encoding (pdf-extract scans them for every
 /// byte of text shown).
@@ -508,7 +514,10 @@ fn units(s: &[u8]) -> Option<Vec<u16>> {
 }
 
 /// The operands between CMap operators: `(operator, values)` for each `begin…` section.
-fn cmap_sections(data: &[u8]) -> Vec<(Vec<u8>, Vec<Value>)> {
+/// At most [`MAX_CMAP_ITEMS`] values are kept in all, the items of arrays and dictionaries
+/// included (an array of 65,536 `<>` would otherwise hold 16 times its bytes): reading stops
+/// at the value that passes it, and the section it is in ends there.
+pub(super) fn cmap_sections(data: &[u8]) -> Vec<(Vec<u8>, Vec<Value>)> {
     let mut lexer = Lexer::new(data);
     let mut sections = Vec::new();
     let mut current: Option<(Vec<u8>, Vec<Value>)> = None;
@@ -520,10 +529,13 @@ fn cmap_sections(data: &[u8]) -> Vec<(Vec<u8>, Vec<Value>)> {
             }
             Token::Keyword(op) if op.starts_with(b"end") => sections.extend(current.take()),
             token => {
-                let Ok(v) = value::read_value(&mut lexer, token, MAX_CMAP_ENTRIES) else { break };
+                // Items kept inside the value: no more than are left.
+                let left = MAX_CMAP_ITEMS.saturating_sub(items).min(MAX_CMAP_ENTRIES);
+                let Ok(v) = value::read_value(&mut lexer, token, left) else { break };
                 if let Some((_, values)) = current.as_mut() {
-                    items += 1;
-                    if items > 4 * MAX_CMAP_ENTRIES {
+                    items += count_values(&v);
+                    if items > MAX_CMAP_ITEMS {
+                        sections.extend(current.take());
                         break;
                     }
                     values.push(v);
@@ -532,6 +544,21 @@ fn cmap_sections(data: &[u8]) -> Vec<(Vec<u8>, Vec<Value>)> {
         }
     }
     sections
+}
+
+/// The values in `v`: itself and every item of its arrays and dictionaries, however nested.
+pub(super) fn count_values(v: &Value) -> usize {
+    let mut count = 0;
+    let mut stack = vec![v];
+    while let Some(v) = stack.pop() {
+        count += 1;
+        match v {
+            Value::Array(items) => stack.extend(items),
+            Value::Dict(entries) => stack.extend(entries.iter().map(|(_, v)| v)),
+            _ => {}
+        }
+    }
+    count
 }
 
 /// What the entries of a `ToUnicode` CMap read so far add up to, against

@@ -957,3 +957,18 @@ fn fonts_are_charged_to_the_work_budget_as_they_are_built() {
     let text = text_of(&bytes).expect("reads");
     assert!(text.starts_with("AAAA"), "{text:.20}");
 }
+
+/// A CMap's values are kept up to one cap in all, the items of its arrays included: five
+/// `bfrange` arrays of 65,536 empty strings (each 2 bytes in the file, a value of some 32
+/// bytes in memory) keep no more than 4 × `MAX_CMAP_ENTRIES` values, not five times 65,536.
+#[test]
+fn cmap_array_items_count_against_the_cap() {
+    let array = format!("<0000> <FFFF> [{}]\n", "<>".repeat(fonts::MAX_CMAP_ENTRIES));
+    let cmap = format!("5 beginbfrange\n{}endbfrange\n", array.repeat(5));
+    let sections = fonts::cmap_sections(cmap.as_bytes());
+    let kept: usize = sections.iter().flat_map(|(_, v)| v).map(fonts::count_values).sum();
+    assert!(kept <= 4 * fonts::MAX_CMAP_ENTRIES, "{kept} values kept");
+    // The first ranges are kept whole.
+    let values = &sections[0].1;
+    assert!(matches!(&values[2], value::Value::Array(a) if a.len() == fonts::MAX_CMAP_ENTRIES));
+}
