@@ -24,8 +24,12 @@ use crate::{Error, Result};
 /// Largest source file accepted, in bytes.
 pub const MAX_SOURCE_BYTES: usize = 256 << 20;
 
-/// Most text one document may yield, in bytes of UTF-8 (after extraction: markup, PDF
-/// operators and whitespace runs do not count).
+/// Most text one document may yield, in bytes of UTF-8, after extraction (markup and PDF
+/// operators do not count): the text of its blocks, where prose counts each whitespace run
+/// as the one space it collapses to (code and tables keep theirs), plus the blank line
+/// (`"\n\n"`) between blocks. A PDF's text is also held to it while it is extracted, all
+/// pages together and before it is split into blocks: there every space and line break
+/// counts, those placed between strings included.
 pub const MAX_TEXT_BYTES: usize = 64 << 20;
 
 /// Longest document title kept, in bytes of UTF-8 (a title is shown with every result).

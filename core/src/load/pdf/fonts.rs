@@ -6,10 +6,13 @@
 //!   `unwrap`); simple fonts keep `Encoding` only as one of the three named encodings or a
 //!   dictionary of them plus `Differences` (codes 0–255); `FirstChar`/`LastChar`/`Widths`
 //!   agree.
-//! - `ToUnicode` and a composite font's `Encoding` CMap are parsed here and written back as
-//!   flat CMaps (`bfchar`/`bfrange`, one `cidrange` per block: pdf-extract's CMap parser
-//!   recurses, panics on what it does not expect and expands ranges without a bound), with at
-//!   most [`MAX_CMAP_ENTRIES`] codes.
+//! - `ToUnicode` and a composite font's `Encoding` CMap are parsed here (at most
+//!   [`MAX_CMAP_ITEMS`] values kept, array items included) and written back as flat CMaps
+//!   (`bfchar`/`bfrange`, one `cidrange` per block: pdf-extract's CMap parser recurses,
+//!   panics on what it does not expect and expands ranges without a bound), with at most
+//!   [`MAX_CMAP_ENTRIES`] codes; a `ToUnicode` map keeps at most [`MAX_UNITS`] UTF-16 units
+//!   per code and [`MAX_CMAP_UNITS`] in all (what follows is left out), so the map written
+//!   back stays under 2 MiB however far its ranges expand.
 //! - A Type 1 font program's built-in encoding becomes `Differences`; font programs are then
 //!   left out (pdf-extract parses them with panicking parsers and inflates them without a
 //!   bound, and needs nothing else from them).
@@ -32,6 +35,16 @@ pub(super) const MAX_CMAP_ENTRIES: usize = 1 << 16;
 /// Most UTF-16 code units one code may map to in a `ToUnicode` CMap (a ligature is a few;
 /// a `bfrange` copies its destination for every code of the range).
 const MAX_UNITS: usize = 256;
+
+/// Most UTF-16 code units one `ToUnicode` CMap may map its codes to, in all (entries that
+/// map a code again included): four per code of a full map. Without it a `bfrange` of
+/// 65,536 codes to [`MAX_UNITS`] units each would write some 65 MB from a few hundred bytes.
+pub(super) const MAX_CMAP_UNITS: usize = 4 * MAX_CMAP_ENTRIES;
+
+/// Most values kept from one CMap while it is read, the items of arrays and dictionaries
+/// included: enough for a full map of [`MAX_CMAP_ENTRIES`] codes as `bfchar` pairs or as
+/// `bfrange`s with arrays.
+const MAX_CMAP_ITEMS: usize = 4 * MAX_CMAP_ENTRIES;
 
 /// Most code ranges kept in a composite font's encoding (pdf-extract scans them for every
 /// byte of text shown).
@@ -501,7 +514,10 @@ fn units(s: &[u8]) -> Option<Vec<u16>> {
 }
 
 /// The operands between CMap operators: `(operator, values)` for each `begin…` section.
-fn cmap_sections(data: &[u8]) -> Vec<(Vec<u8>, Vec<Value>)> {
+/// At most [`MAX_CMAP_ITEMS`] values are kept in all, the items of arrays and dictionaries
+/// included (an array of 65,536 `<>` would otherwise hold 16 times its bytes): reading stops
+/// at the value that passes it, and the section it is in ends there.
+pub(super) fn cmap_sections(data: &[u8]) -> Vec<(Vec<u8>, Vec<Value>)> {
     let mut lexer = Lexer::new(data);
     let mut sections = Vec::new();
     let mut current: Option<(Vec<u8>, Vec<Value>)> = None;
@@ -513,10 +529,13 @@ fn cmap_sections(data: &[u8]) -> Vec<(Vec<u8>, Vec<Value>)> {
             }
             Token::Keyword(op) if op.starts_with(b"end") => sections.extend(current.take()),
             token => {
-                let Ok(v) = value::read_value(&mut lexer, token, MAX_CMAP_ENTRIES) else { break };
+                // Items kept inside the value: no more than are left.
+                let left = MAX_CMAP_ITEMS.saturating_sub(items).min(MAX_CMAP_ENTRIES);
+                let Ok(v) = value::read_value(&mut lexer, token, left) else { break };
                 if let Some((_, values)) = current.as_mut() {
-                    items += 1;
-                    if items > 4 * MAX_CMAP_ENTRIES {
+                    items += count_values(&v);
+                    if items > MAX_CMAP_ITEMS {
+                        sections.extend(current.take());
                         break;
                     }
                     values.push(v);
@@ -527,22 +546,64 @@ fn cmap_sections(data: &[u8]) -> Vec<(Vec<u8>, Vec<Value>)> {
     sections
 }
 
+/// The values in `v`: itself and every item of its arrays and dictionaries, however nested.
+pub(super) fn count_values(v: &Value) -> usize {
+    let mut count = 0;
+    let mut stack = vec![v];
+    while let Some(v) = stack.pop() {
+        count += 1;
+        match v {
+            Value::Array(items) => stack.extend(items),
+            Value::Dict(entries) => stack.extend(entries.iter().map(|(_, v)| v)),
+            _ => {}
+        }
+    }
+    count
+}
+
+/// What the entries of a `ToUnicode` CMap read so far add up to, against
+/// [`MAX_CMAP_ENTRIES`] and [`MAX_CMAP_UNITS`].
+#[derive(Default)]
+struct Tally {
+    codes: usize,
+    units: usize,
+}
+
+impl Tally {
+    /// Whether a cap is reached: nothing more is read.
+    fn is_full(&self) -> bool {
+        self.codes >= MAX_CMAP_ENTRIES || self.units >= MAX_CMAP_UNITS
+    }
+
+    /// Counts one code mapped to `units` units; `false` (and full from now on) when that
+    /// would pass a cap.
+    fn add(&mut self, units: usize) -> bool {
+        if self.is_full() || self.units + units > MAX_CMAP_UNITS {
+            self.units = MAX_CMAP_UNITS;
+            return false;
+        }
+        self.codes += 1;
+        self.units += units;
+        true
+    }
+}
+
 /// A `ToUnicode` CMap rewritten flat (see the module docs), with the number of codes.
-/// At most [`MAX_CMAP_ENTRIES`] codes are read (entries that map a code again included).
+/// Entries are read until one would pass [`MAX_CMAP_ENTRIES`] codes or [`MAX_CMAP_UNITS`]
+/// units (entries that map a code again included); the rest is left out.
 fn to_unicode_cmap(data: &[u8]) -> (Stream, usize) {
     let mut map: BTreeMap<u32, Vec<u16>> = BTreeMap::new();
-    let mut read = 0usize;
+    let mut tally = Tally::default();
     for (op, values) in cmap_sections(data) {
         match op.as_slice() {
             b"beginbfchar" => {
                 for pair in values.chunks_exact(2) {
-                    if read >= MAX_CMAP_ENTRIES {
-                        break;
-                    }
                     if let [Value::Str(src), Value::Str(dst)] = pair
                         && let (Some(c), Some(u)) = (code(src), units(dst))
                     {
-                        read += 1;
+                        if !tally.add(u.len()) {
+                            break;
+                        }
                         map.insert(c, u);
                     }
                 }
@@ -558,10 +619,9 @@ fn to_unicode_cmap(data: &[u8]) -> (Stream, usize) {
                         Value::Str(dst) => {
                             let Some(mut u) = units(dst) else { continue };
                             for c in lo..=hi {
-                                if read >= MAX_CMAP_ENTRIES {
+                                if !tally.add(u.len()) {
                                     break;
                                 }
-                                read += 1;
                                 map.insert(c, u.clone());
                                 if let Some(last) = u.last_mut() {
                                     *last = last.wrapping_add(1);
@@ -570,24 +630,26 @@ fn to_unicode_cmap(data: &[u8]) -> (Stream, usize) {
                         }
                         Value::Array(dsts) => {
                             for (c, dst) in (lo..=hi).zip(dsts) {
-                                if read >= MAX_CMAP_ENTRIES {
-                                    break;
-                                }
                                 if let Value::Str(dst) = dst
                                     && let Some(u) = units(dst)
                                 {
-                                    read += 1;
+                                    if !tally.add(u.len()) {
+                                        break;
+                                    }
                                     map.insert(c, u);
                                 }
                             }
                         }
                         _ => {}
                     }
+                    if tally.is_full() {
+                        break;
+                    }
                 }
             }
             _ => {}
         }
-        if read >= MAX_CMAP_ENTRIES {
+        if tally.is_full() {
             break;
         }
     }

@@ -25,13 +25,14 @@
 //!    size plus 1 MiB, at most 256 MiB, for all the streams decoded, each time one is
 //!    decoded or copied).
 //! 2. [`sanitize`] rebuilds the document pdf-extract sees: the page tree walked iteratively
-//!    (`Kids` cycles and shared subtrees walked once, `/Parent` cycles refused, depth
-//!    bounded), streams decoded (or copied) by [`decode`] under the same budget,
-//!    images and font programs left out, content streams reduced by [`content`] to text
-//!    operators with checked operands (at most [`content::MAX_OPERATORS`] per stream), fonts
-//!    rebuilt by [`fonts`], forms nested at most [`limits::MAX_PDF_FORM_DEPTH`] deep with
-//!    self-drawing cut, and pdf-extract's whole work (a nominal cost per page included)
-//!    bounded by [`limits::pdf_work_budget`].
+//!    (`Kids` cycles and shared subtrees walked once, depth bounded, `/Parent` links never
+//!    followed: the new tree is flat), streams decoded (or copied) by [`decode`] under the
+//!    same budget, images and font programs left out, content streams reduced by [`content`]
+//!    to text operators with checked operands (at most [`content::MAX_OPERATORS`] per
+//!    stream), fonts rebuilt by [`fonts`] (their CMaps bounded), forms nested at most
+//!    [`limits::MAX_PDF_FORM_DEPTH`] deep with self-drawing cut, and pdf-extract's whole work
+//!    (a nominal cost per page included, each font's as soon as it is built) bounded by
+//!    [`limits::pdf_work_budget`].
 //! 3. [`output`] collects the text of all pages in one pass of pdf-extract over the document,
 //!    stopping at [`limits::MAX_TEXT_BYTES`].
 //!

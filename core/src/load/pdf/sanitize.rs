@@ -5,10 +5,11 @@
 //!   (a tree node or `Kids` array met again is skipped, so cycles end and shared subtrees do
 //!   not multiply; deeper than [`limits::MAX_DEPTH`] is refused, and so are more pages than
 //!   the work budget allows at a nominal cost each); `Resources` and `MediaBox` are inherited
-//!   on the way down (never through
-//!   `/Parent`). `/Parent` links that go round or deeper than the limit are refused as a
-//!   broken page tree. The new tree is flat: one node, whose kids carry their own `MediaBox`,
-//!   `Resources` and one content stream.
+//!   on the way down. The file's `/Parent` links are never followed (not here, and not by
+//!   pdf-extract, which only sees the new tree), so a broken one costs nothing. The new tree
+//!   is flat: one node without a `/Parent`, whose kids carry their own `MediaBox`,
+//!   `Resources` and one content stream (pdf-extract looks inherited attributes up through
+//!   `/Parent` only when a page lacks them).
 //! - Every stream pdf-extract reads (contents, forms, CMaps) is decoded here under the
 //!   inflate budget and stored unfiltered; images and font programs are left out.
 //! - Content streams are rewritten by [`super::content`]; fonts by [`super::fonts`].
@@ -17,7 +18,9 @@
 //!   [`limits::MAX_PDF_FORM_DEPTH`] deep.
 //! - What pdf-extract will then do is counted (content bytes, a form each time it is drawn,
 //!   each font on each page that uses it, each byte shown times the font's per-byte cost) and
-//!   refused past [`limits::pdf_work_budget`].
+//!   refused past [`limits::pdf_work_budget`]. A font's cost (its rewritten CMaps and tables)
+//!   is taken as soon as it is built, as the first page that uses it would take it, so
+//!   building fonts stops as soon as their costs pass the budget.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::rc::Rc;
@@ -81,6 +84,9 @@ struct Sanitizer<'a> {
     budget: &'a mut Budget,
     /// pdf-extract's work, counted against [`limits::pdf_work_budget`].
     work: Budget,
+    /// Work taken for fonts as they were built, since the last page was counted: that page
+    /// (the first to use them) takes it from its own cost.
+    prepaid: usize,
     out: Document,
     fonts: HashMap<Key, Option<FontEntry>>,
     font_list: Vec<FontEntry>,
@@ -111,6 +117,7 @@ pub(super) fn sanitize(
         page_contents: HashMap::new(),
         budget,
         work,
+        prepaid: 0,
         out: Document::with_version("1.5"),
         fonts: HashMap::new(),
         font_list: Vec::new(),
@@ -139,7 +146,6 @@ pub(super) fn sanitize(
 
 /// A page with what it inherits.
 struct Page<'a> {
-    id: Option<ObjectId>,
     dict: &'a Dictionary,
     resources: Option<&'a Dictionary>,
     media_box: Option<&'a Object>,
@@ -185,8 +191,7 @@ fn page_list(doc: &Document, work_limit: usize) -> Result<Vec<Page<'_>>> {
             if pages.len() >= work_limit / PAGE_COST {
                 return Err(limits::pdf_work_exceeded(work_limit));
             }
-            let id = if let Object::Reference(id) = node { Some(*id) } else { None };
-            pages.push(Page { id, dict, resources, media_box });
+            pages.push(Page { dict, resources, media_box });
             continue;
         }
         if !seen_nodes.insert(resolved) || kids.is_some_and(|k| !seen_kids.insert(k)) {
@@ -202,41 +207,7 @@ fn page_list(doc: &Document, work_limit: usize) -> Result<Vec<Page<'_>>> {
     if pages.is_empty() {
         return Err(Error::Pdf("the document has no pages".to_owned()));
     }
-    check_parents(doc, &pages)?;
     Ok(pages)
-}
-
-/// Refuses a page tree whose `/Parent` links go round (a page that is its own ancestor) or
-/// deeper than [`limits::MAX_DEPTH`]. Nothing here follows them for inheritance, but a reader
-/// that does would never end: the file is broken. Each node is walked once.
-fn check_parents(doc: &Document, pages: &[Page<'_>]) -> Result<()> {
-    let mut done: HashSet<ObjectId> = HashSet::new();
-    for page in pages {
-        let mut path: HashSet<ObjectId> = HashSet::new();
-        let mut current = page.id;
-        while let Some(id) = current {
-            if done.contains(&id) {
-                break;
-            }
-            if !path.insert(id) {
-                return Err(Error::Pdf(
-                    "the page tree is cyclic (a page is its own ancestor through /Parent)"
-                        .to_owned(),
-                ));
-            }
-            if path.len() > limits::MAX_DEPTH {
-                return Err(limits::too_deep("the PDF page tree"));
-            }
-            current = doc
-                .get_object(id)
-                .ok()
-                .and_then(|o| o.as_dict().ok())
-                .and_then(|d| d.get(b"Parent").ok())
-                .and_then(|p| p.as_reference().ok());
-        }
-        done.extend(path);
-    }
-    Ok(())
 }
 
 /// Four numbers under 10^9 in size, or the default page size.
@@ -383,8 +354,10 @@ impl<'a> Sanitizer<'a> {
     /// Adds one page under `parent`.
     fn page(&mut self, page: &Page<'a>, parent: ObjectId) -> Result<ObjectId> {
         let (contents, cost, resources) = self.page_content(page)?;
-        // pdf-extract interprets a shared content again on every page.
-        self.work.take(cost.saturating_add(PAGE_COST))?;
+        // pdf-extract interprets a shared content again on every page. The fonts built for
+        // this page are in its cost, and were taken already.
+        let prepaid = std::mem::take(&mut self.prepaid);
+        self.work.take(cost.saturating_add(PAGE_COST).saturating_sub(prepaid))?;
         let mut dict = Dictionary::new();
         dict.set("Type", Object::Name(b"Page".to_vec()));
         dict.set("Parent", Object::Reference(parent));
@@ -394,7 +367,10 @@ impl<'a> Sanitizer<'a> {
         Ok(self.out.add_object(Object::Dictionary(dict)))
     }
 
-    /// The sanitized font for `font` (memoised by `key`).
+    /// The sanitized font for `font` (memoised by `key`). Its cost is taken from the work
+    /// budget as soon as it is built, before it is kept or another font is built: a content
+    /// stream selecting thousands of fonts is refused once their rewritten CMaps and tables
+    /// pass the budget, not after all of them are held.
     fn font(&mut self, key: Key, font: &'a Object) -> Result<Option<FontEntry>> {
         if let Some(entry) = self.fonts.get(&key) {
             return Ok(*entry);
@@ -402,6 +378,8 @@ impl<'a> Sanitizer<'a> {
         let entry = match fonts::sanitize(self.src, font, self.budget)? {
             None => None,
             Some(mut f) => {
+                self.work.take(f.cost)?;
+                self.prepaid = self.prepaid.saturating_add(f.cost);
                 for (name, stream) in f.streams {
                     let id = self.out.add_object(Object::Stream(stream));
                     f.dict.set(name, Object::Reference(id));

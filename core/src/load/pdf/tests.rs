@@ -194,7 +194,7 @@ fn generated_pdf_reads_page_by_page() {
 
 /// Issue 21, defect 1: a page that is its own `/Parent` (pdf-extract looked up inherited
 /// attributes through `/Parent` without end), a page tree listing itself, and a form that
-/// draws itself overflowed the stack.
+/// draws itself overflowed the stack. (The page's `/Parent` is never followed now: it reads.)
 #[test]
 fn cycles_in_the_page_tree_and_forms_end() {
     let mut pdf = Pdf::default();
@@ -210,8 +210,7 @@ fn cycles_in_the_page_tree_and_forms_end() {
     };
     pdf.set(tree, tree_body(page));
     let catalog = pdf.obj(format!("<< /Type /Catalog /Pages {tree} 0 R >>"));
-    let err = text_of(&pdf.finish(catalog)).expect_err("refused");
-    assert!(matches!(&err, Error::Pdf(m) if m.contains("page tree is cyclic")), "{err}");
+    assert_eq!(text_of(&pdf.finish(catalog)).expect("reads"), "Hello");
     // With its /Parent right, the tree listing itself among its kids reads (once).
     pdf.set(page, format!("<< /Type /Page /Parent {tree} 0 R /Contents {content} 0 R >>"));
     assert_eq!(text_of(&pdf.finish(catalog)).expect("reads"), "Hello");
@@ -785,4 +784,191 @@ fn every_entry_leading_to_an_object_stream_is_charged() {
     );
     let err = text_of(&updated).expect_err("refused");
     assert!(matches!(&err, Error::Limit(m) if m.contains("inflate past")), "{err}");
+}
+
+// Hardening of fonts, the page tree and the text limit (review of the PDF loader).
+
+/// `MAX_TEXT_BYTES` counts a PDF's text as it is extracted, the spaces and line breaks placed
+/// between strings included: 64 strings of 1 MiB side by side reach the limit exactly, and
+/// pass it once gaps between them add spaces.
+#[test]
+fn spaces_between_strings_count_towards_the_text_limit() {
+    use pdf_extract::{OutputDev, Transform};
+    let chunk = "x".repeat(1 << 20);
+    let fill = |gap: f64| {
+        let mut text = output::PageText::default();
+        for i in 0..(limits::MAX_TEXT_BYTES >> 20) {
+            text.begin_word().expect("a word");
+            let at = Transform::create_translation(gap * i as f64, 0.0);
+            if text.output_character(&at, 0.0, 0.0, 12.0, &chunk).is_err() {
+                break;
+            }
+        }
+        text.is_full()
+    };
+    assert!(!fill(0.0), "the strings alone are within the limit");
+    assert!(fill(100.0), "the spaces between them pass it");
+}
+
+/// The file's `/Parent` links are never followed (pdf-extract sees a flat tree whose pages
+/// carry what they inherit): a page 512 `Pages` levels deep with every `/Parent` right reads
+/// (a `/Parent` check counting the page itself refused it), and so do pages whose `/Parent`
+/// chain is thousands of nodes long or goes round above them.
+#[test]
+fn parent_links_are_not_followed() {
+    // `levels` nodes above the page, each the `/Parent` of the one below.
+    let deep = |levels: usize| {
+        let mut pdf = Pdf::default();
+        let font = pdf.obj("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>");
+        let content = pdf.stream("", b"BT /F1 12 Tf (deep) Tj ET");
+        let page = pdf.obj("");
+        let nodes: Vec<usize> = (0..levels).map(|_| pdf.obj("")).collect();
+        pdf.set(
+            page,
+            format!(
+                "<< /Type /Page /Parent {} 0 R /Contents {content} 0 R /Resources << /Font << /F1 {font} 0 R >> >> >>",
+                nodes[0]
+            ),
+        );
+        for (i, &node) in nodes.iter().enumerate() {
+            let kid = if i == 0 { page } else { nodes[i - 1] };
+            let parent = nodes.get(i + 1).map(|p| format!("/Parent {p} 0 R")).unwrap_or_default();
+            pdf.set(node, format!("<< /Type /Pages /Kids [{kid} 0 R] /Count 1 {parent} >>"));
+        }
+        let catalog = pdf.obj(format!("<< /Type /Catalog /Pages {} 0 R >>", nodes[levels - 1]));
+        pdf.finish(catalog)
+    };
+    assert_eq!(text_of(&deep(limits::MAX_DEPTH)).expect("reads"), "deep");
+    let err = text_of(&deep(limits::MAX_DEPTH + 1)).expect_err("refused");
+    assert!(matches!(&err, Error::Limit(m) if m.contains("page tree")), "{err}");
+
+    // A `/Parent` chain of 5,000 nodes above a page, and one that goes round above it.
+    let mut pdf = Pdf::default();
+    let font = pdf.obj("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>");
+    let content = pdf.stream("", b"BT /F1 12 Tf (long) Tj ET");
+    let mut parent = pdf.obj("<< /Type /Pages /Kids [] /Count 0 >>");
+    for _ in 0..5000 {
+        parent = pdf.obj(format!("<< /Type /Pages /Kids [] /Count 0 /Parent {parent} 0 R >>"));
+    }
+    let (a, b) = (pdf.obj(""), pdf.obj(""));
+    pdf.set(a, format!("<< /Type /Pages /Kids [] /Count 0 /Parent {b} 0 R >>"));
+    pdf.set(b, format!("<< /Type /Pages /Kids [] /Count 0 /Parent {a} 0 R >>"));
+    let resources = format!("/Resources << /Font << /F1 {font} 0 R >> >>");
+    let long = pdf
+        .obj(format!("<< /Type /Page /Parent {parent} 0 R /Contents {content} 0 R {resources} >>"));
+    let round =
+        pdf.obj(format!("<< /Type /Page /Parent {a} 0 R /Contents {content} 0 R {resources} >>"));
+    let tree = pdf.obj(format!("<< /Type /Pages /Kids [{long} 0 R {round} 0 R] /Count 2 >>"));
+    let catalog = pdf.obj(format!("<< /Type /Catalog /Pages {tree} 0 R >>"));
+    let bytes = pdf.finish(catalog);
+    assert_eq!(pages_of(&bytes).expect("reads"), ["long", "long"]);
+
+    // What pdf-extract gets: one node without a `/Parent`, above pages that carry their own
+    // `MediaBox` and `Resources` (so it never looks further up).
+    let doc = PdfDocument::load_mem(&bytes).expect("parses");
+    let clean = sanitize::sanitize(&doc, &mut decode::Budget::for_source(0), bytes.len());
+    let clean = clean.expect("sanitizes").doc;
+    for page in clean.get_pages().into_values() {
+        let page = clean.get_dictionary(page).expect("a dictionary");
+        assert!(page.get(b"MediaBox").is_ok() && page.get(b"Resources").is_ok());
+        let tree = page.get(b"Parent").and_then(|p| p.as_reference()).expect("a parent");
+        let tree = clean.get_dictionary(tree).expect("the tree");
+        assert!(tree.get(b"Parent").is_err());
+    }
+}
+
+/// One `bfrange` of 65,536 codes to 256 UTF-16 units each (a few hundred bytes) is read up to
+/// `MAX_CMAP_UNITS` units in all: 1,024 codes, under 2 MiB written back (it was some 65 MB).
+#[test]
+fn to_unicode_expansion_is_bounded_in_units() {
+    let mut pdf = Pdf::default();
+    let units = "0041".repeat(256);
+    let cmap = format!(
+        "1 beginbfrange <0000> <FFFF> <{units}> endbfrange\n1 beginbfchar <FFFF> <0042> endbfchar"
+    );
+    let cmap = pdf.stream("", cmap.as_bytes());
+    let font = sanitized_font(
+        &mut pdf,
+        &format!("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /ToUnicode {cmap} 0 R >>"),
+    );
+    let written = font_stream(&font, b"ToUnicode");
+    let kept = fonts::MAX_CMAP_UNITS / 256;
+    assert!(written.contains(&format!("<{:04x}> <0041", kept - 1)));
+    assert!(!written.contains(&format!("<{kept:04x}> ")), "the codes past the cap are left out");
+    assert!(!written.contains("<ffff>"), "and so is what follows");
+    assert!(written.len() < 2 << 20 && font.cost < 2 << 20, "{}", written.len());
+}
+
+/// A font's cost is taken from the work budget as soon as it is built: a content stream
+/// selecting many font dictionaries that share one expanding `ToUnicode` map is refused once
+/// their rewritten maps pass the budget, before the rest of the stream is read (here, forms
+/// nested past their limit, which would give another error); without double counting the
+/// fonts of the page that first uses them.
+#[test]
+fn fonts_are_charged_to_the_work_budget_as_they_are_built() {
+    let with_fonts = |count: usize, tail: bool| {
+        let mut pdf = Pdf::default();
+        let units = "0041".repeat(256);
+        let cmap =
+            pdf.stream("", format!("1 beginbfrange <0000> <FFFF> <{units}> endbfrange").as_bytes());
+        let mut fonts = String::new();
+        let mut content = "BT ".to_owned();
+        for i in 0..count {
+            let font = pdf.obj(format!(
+                "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /ToUnicode {cmap} 0 R >>"
+            ));
+            fonts.push_str(&format!("/F{i} {font} 0 R "));
+            content.push_str(&format!("/F{i} 12 Tf (A) Tj "));
+        }
+        content.push_str("ET");
+        let mut form = pdf.stream("/Type /XObject /Subtype /Form", b"BT ET");
+        if tail {
+            for _ in 0..limits::MAX_PDF_FORM_DEPTH {
+                form = pdf.stream(
+                    &format!(
+                        "/Type /XObject /Subtype /Form /Resources << /XObject << /X {form} 0 R >> >>"
+                    ),
+                    b"/X Do",
+                );
+            }
+            content.push_str(" /X Do");
+        }
+        let resources = format!("/Font << {fonts}>> /XObject << /X {form} 0 R >>");
+        let bytes = pages_pdf(&mut pdf, &[content.as_bytes()], &resources);
+        (pdf, bytes, cmap)
+    };
+    let (mut pdf, _, cmap) = with_fonts(0, false);
+    let cost = sanitized_font(
+        &mut pdf,
+        &format!("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /ToUnicode {cmap} 0 R >>"),
+    )
+    .cost;
+
+    let (_, bytes, _) = with_fonts(16, true);
+    let budget = limits::pdf_work_budget(bytes.len());
+    assert!(16 * cost > 2 * budget, "{cost} {budget}");
+    let err = text_of(&bytes).expect_err("refused");
+    assert!(matches!(&err, Error::Limit(m) if m.contains("would interpret more than")), "{err}");
+
+    // Fonts whose cost fits the budget once, but not twice, read.
+    let (_, bytes, _) = with_fonts(3, false);
+    let budget = limits::pdf_work_budget(bytes.len());
+    assert!(3 * cost + (64 << 10) < budget && 6 * cost > budget, "{cost} {budget}");
+    let text = text_of(&bytes).expect("reads");
+    assert!(text.starts_with("AAAA"), "{text:.20}");
+}
+
+/// A CMap's values are kept up to one cap in all, the items of its arrays included: five
+/// `bfrange` arrays of 65,536 empty strings (each 2 bytes in the file, a value of some 32
+/// bytes in memory) keep no more than 4 × `MAX_CMAP_ENTRIES` values, not five times 65,536.
+#[test]
+fn cmap_array_items_count_against_the_cap() {
+    let array = format!("<0000> <FFFF> [{}]\n", "<>".repeat(fonts::MAX_CMAP_ENTRIES));
+    let cmap = format!("5 beginbfrange\n{}endbfrange\n", array.repeat(5));
+    let sections = fonts::cmap_sections(cmap.as_bytes());
+    let kept: usize = sections.iter().flat_map(|(_, v)| v).map(fonts::count_values).sum();
+    assert!(kept <= 4 * fonts::MAX_CMAP_ENTRIES, "{kept} values kept");
+    // The first ranges are kept whole.
+    let values = &sections[0].1;
+    assert!(matches!(&values[2], value::Value::Array(a) if a.len() == fonts::MAX_CMAP_ENTRIES));
 }
