@@ -7,8 +7,8 @@ use anyhow::{Context, Result, bail};
 use edgerag_core::answer::{
     Answer, AnswerMode, Answerer, AskOptions, DEFAULT_DEADLINE, WarningKind,
 };
+use edgerag_core::completions::STREAM_DISCARDED;
 use edgerag_core::llm::MAX_TIMEOUT;
-use edgerag_core::llm::server::STREAM_DISCARDED;
 use edgerag_core::{Mode, SearchOptions};
 
 use crate::embedding::{self, ModelArgs};
