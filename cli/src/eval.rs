@@ -160,7 +160,7 @@ fn beir(args: BeirArgs) -> Result<()> {
     let searcher = index(&args.dir, documents, corpus.len(), &args.common)?;
     let mut reports = Vec::new();
     for mode in available(modes, &searcher)? {
-        let options = args.common.fusion.options(mode, 10, false);
+        let options = args.common.fusion.options(mode, 10, false)?;
         let bar = output::progress(queries.len() as u64, mode.as_str(), args.common.json);
         let report = beir::evaluate(&searcher, &queries, &qrels, &options, &mut |done, total| {
             bar.set_length(total as u64);
@@ -193,7 +193,7 @@ fn multihop(args: MultihopArgs) -> Result<()> {
     let searcher = index(&args.dir, documents, passages.len(), &args.common)?;
     let mut reports = Vec::new();
     for mode in available(modes, &searcher)? {
-        let options = args.common.fusion.options(mode, 5, false);
+        let options = args.common.fusion.options(mode, 5, false)?;
         let bar = output::progress(questions.len() as u64, mode.as_str(), args.common.json);
         let report = multihop::evaluate(&searcher, &questions, &options, &mut |done, total| {
             bar.set_length(total as u64);
@@ -224,8 +224,8 @@ fn squad(args: SquadArgs) -> Result<()> {
     let how = if client.is_some() { "llm" } else { "extractive" };
     let mut reports = Vec::new();
     for mode in available(modes, &searcher)? {
-        let search = args.common.fusion.options(mode, args.answer.k, false);
-        let answerer = Answerer::new(&searcher, args.answer.options(search, client.as_ref()));
+        let options = args.answer.options(&args.common.fusion, mode, client.as_ref())?;
+        let answerer = Answerer::new(&searcher, options);
         let bar = output::progress(questions.len() as u64, mode.as_str(), args.common.json);
         let mut answer =
             |question: &str| llm::block_on(answerer.answer(client.as_ref(), question, None));
@@ -274,8 +274,8 @@ fn answers(args: AnswersArgs) -> Result<()> {
     let mut reports = Vec::new();
     for mode in available(modes, &searcher)? {
         // Answers first, here: the answerer is not `Send`. Judging only needs their text.
-        let search = args.common.fusion.options(mode, args.answer.k, false);
-        let answerer = Answerer::new(&searcher, args.answer.options(search, client.as_ref()));
+        let options = args.answer.options(&args.common.fusion, mode, client.as_ref())?;
+        let answerer = Answerer::new(&searcher, options);
         let bar = output::progress(questions.len() as u64, "answering", args.common.json);
         let mut answered = Vec::with_capacity(questions.len());
         for q in &questions {

@@ -10,9 +10,10 @@ use std::time::Duration;
 use anyhow::Result;
 use edgerag_core::generate::{GenerateOptions, LocalModel};
 use edgerag_core::llm::{
-    API_KEY_VARIABLES, ApiKey, ChatModel, Completion, GROQ_BASE_URL, HttpRequest, HttpResponse,
-    LlmClient, LlmConfig, Message, ResponseBody, Transport, TransportError,
+    API_KEY_VARIABLES, ApiKey, ChatModel, Completion, HttpRequest, HttpResponse, LlmClient,
+    LlmConfig, MAX_TIMEOUT, Message, ResponseBody, Transport, TransportError,
 };
+use edgerag_core::request::LlmRequest;
 use ureq::Agent;
 use ureq::tls::{RootCerts, TlsConfig};
 
@@ -38,11 +39,28 @@ pub(crate) struct LlmArgs {
     #[arg(long, default_value_t = LlmConfig::default().max_tokens)]
     llm_max_tokens: u32,
     /// Seconds one request may take, streaming included.
-    #[arg(long, value_name = "SECONDS", default_value_t = LlmConfig::default().timeout.as_secs_f64())]
+    #[arg(long, value_name = "SECONDS", value_parser = |v: &str| seconds(v, "the LLM timeout"),
+          default_value_t = LlmConfig::default().timeout.as_secs_f64())]
     llm_timeout: f64,
     /// Retries per model after a rate limit, server error or timeout.
     #[arg(long, default_value_t = LlmConfig::default().retries)]
     llm_retries: u32,
+}
+
+/// A flag's seconds: above 0 and at most [`MAX_TIMEOUT`]; `what` names them in the error.
+pub(crate) fn seconds(value: &str, what: &str) -> Result<f64, String> {
+    let seconds: f64 =
+        value.parse().map_err(|_| format!("{value:?} is not a number of seconds"))?;
+    let most = MAX_TIMEOUT.as_secs_f64();
+    if !(seconds > 0.0 && seconds <= most) {
+        return Err(format!("{what} must be above 0 and at most {most} seconds"));
+    }
+    Ok(seconds)
+}
+
+/// Seconds as the milliseconds requests take, at least 1.
+pub(crate) fn millis(seconds: f64) -> u64 {
+    (seconds * 1000.0).round().max(1.0) as u64
 }
 
 /// `--llm local[:FILE]`.
@@ -119,24 +137,16 @@ impl LlmArgs {
         if api_key.is_none() && self.llm_base_url.is_none() {
             return Ok(None);
         }
-        if !(self.llm_timeout.is_finite() && self.llm_timeout > 0.0) {
-            anyhow::bail!("--llm-timeout must be a positive number of seconds");
-        }
-        let defaults = LlmConfig::default();
-        let config = LlmConfig {
-            base_url: self.llm_base_url.clone().unwrap_or_else(|| GROQ_BASE_URL.to_owned()),
+        let config = LlmRequest {
+            base_url: self.llm_base_url.clone(),
             api_key,
-            models: if self.llm_models.is_empty() {
-                defaults.models.clone()
-            } else {
-                self.llm_models.clone()
-            },
-            temperature: self.llm_temperature,
-            max_tokens: self.llm_max_tokens,
-            timeout: Duration::from_secs_f64(self.llm_timeout),
-            retries: self.llm_retries,
-            ..defaults
-        };
+            models: self.llm_models.clone(),
+            temperature: Some(self.llm_temperature),
+            max_tokens: Some(self.llm_max_tokens),
+            timeout_ms: Some(millis(self.llm_timeout)),
+            retries: Some(self.llm_retries),
+        }
+        .config()?;
         let transport = NativeTransport::new(config.timeout);
         Ok(Some(LlmClient::new(config, transport)?))
     }

@@ -50,13 +50,14 @@ pub(crate) struct Args {
 pub(crate) fn run(args: Args) -> Result<()> {
     let searcher = files::open_bundle(&args.bundle)?;
     let searcher = embedding::attach(searcher, &args.model, args.mode, args.json)?;
-    let mut options = args.fusion.options(args.mode, args.k, args.explain);
-    options.filter = Filter {
+    let mut request = args.fusion.request(args.mode, args.k, args.explain);
+    request.filter = Filter {
         documents: args.documents,
         section: args.section,
         pages: args.pages,
         kinds: args.kinds,
     };
+    let options = request.options(args.k).context("search")?;
     let hits = searcher.search(&args.query, &options).context("search")?;
     if args.json {
         let results = SearchResults { query: &args.query, mode: options.mode, results: hits };
