@@ -10,9 +10,10 @@ use edgerag_core::answer::{
 use edgerag_core::completions::STREAM_DISCARDED;
 use edgerag_core::request::AskRequest;
 
-use crate::embedding::{self, ModelArgs};
-use crate::llm::{self, Llm, LlmArgs};
-use crate::retrieval::FusionArgs;
+use crate::flags::llm::{self, Llm, LlmArgs};
+use crate::flags::model::{self, ModelArgs};
+use crate::flags::retrieval::FusionArgs;
+use crate::transport;
 use crate::{files, output};
 
 /// Arguments of `edgerag ask`.
@@ -117,7 +118,7 @@ impl AnswerArgs {
 
 pub(crate) fn run(args: Args) -> Result<()> {
     let searcher = files::open_bundle(&args.bundle)?;
-    let searcher = embedding::attach(searcher, &args.model, args.mode, args.json)?;
+    let searcher = model::attach(searcher, &args.model, args.mode, args.json)?;
     let client = args.answer.model(&args.llm, args.json)?;
     let options = args.answer.options(&args.fusion, args.mode, client.as_ref())?;
     let answerer = Answerer::new(&searcher, options);
@@ -127,8 +128,8 @@ pub(crate) fn run(args: Args) -> Result<()> {
         output::stream(token);
     };
     let on_token = args.stream.then_some(&mut print as &mut dyn FnMut(&str));
-    let answer =
-        llm::block_on(answerer.answer(client.as_ref(), &args.question, on_token)).context("ask")?;
+    let answer = transport::block_on(answerer.answer(client.as_ref(), &args.question, on_token))
+        .context("ask")?;
     if args.json {
         return output::json(&answer);
     }

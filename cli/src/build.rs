@@ -12,7 +12,7 @@ use edgerag_core::{Bundle, BundleBuilder, DocKind, Document};
 use indicatif::ProgressBar;
 use serde::Serialize;
 
-use crate::embedding::ModelArgs;
+use crate::flags::model::ModelArgs;
 use crate::{files, output};
 
 /// Arguments of `edgerag build`.

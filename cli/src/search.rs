@@ -6,8 +6,8 @@ use anyhow::{Context, Result};
 use edgerag_core::query::{Filter, SearchResults};
 use edgerag_core::{DocKind, Hit, Mode};
 
-use crate::embedding::{self, ModelArgs};
-use crate::retrieval::FusionArgs;
+use crate::flags::model::{self, ModelArgs};
+use crate::flags::retrieval::FusionArgs;
 use crate::{files, output};
 
 /// Arguments of `edgerag search`.
@@ -49,7 +49,7 @@ pub(crate) struct Args {
 
 pub(crate) fn run(args: Args) -> Result<()> {
     let searcher = files::open_bundle(&args.bundle)?;
-    let searcher = embedding::attach(searcher, &args.model, args.mode, args.json)?;
+    let searcher = model::attach(searcher, &args.model, args.mode, args.json)?;
     let mut request = args.fusion.request(args.mode, args.k, args.explain);
     request.filter = Filter {
         documents: args.documents,
