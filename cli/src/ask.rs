@@ -1,19 +1,19 @@
 //! `edgerag ask`: a cited answer to a question, written by an LLM or extracted offline.
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
+use edgerag_core::Mode;
 use edgerag_core::answer::{
     Answer, AnswerMode, Answerer, AskOptions, DEFAULT_DEADLINE, WarningKind,
 };
-use edgerag_core::llm::MAX_TIMEOUT;
-use edgerag_core::llm::server::STREAM_DISCARDED;
-use edgerag_core::{Mode, SearchOptions};
+use edgerag_core::completions::STREAM_DISCARDED;
+use edgerag_core::request::AskRequest;
 
-use crate::embedding::{self, ModelArgs};
-use crate::llm::{self, Llm, LlmArgs};
-use crate::retrieval::FusionArgs;
+use crate::flags::llm::{self, Llm, LlmArgs};
+use crate::flags::model::{self, ModelArgs};
+use crate::flags::retrieval::FusionArgs;
+use crate::transport;
 use crate::{files, output};
 
 /// Arguments of `edgerag ask`.
@@ -68,20 +68,9 @@ pub(crate) struct AnswerArgs {
     /// Seconds the LLM may take over the whole answer (keyword choice, reply and stricter
     /// retry, every attempt and model included; --llm-timeout limits each request). Past it,
     /// the answer is extractive, with an llm_deadline warning.
-    #[arg(long, value_name = "SECONDS", value_parser = parse_deadline,
+    #[arg(long, value_name = "SECONDS", value_parser = |v: &str| llm::seconds(v, "the deadline"),
           default_value_t = DEFAULT_DEADLINE.as_secs_f64())]
     ask_timeout: f64,
-}
-
-/// `--ask-timeout`: positive seconds, at most an hour.
-fn parse_deadline(value: &str) -> Result<f64, String> {
-    let seconds: f64 =
-        value.parse().map_err(|_| format!("{value:?} is not a number of seconds"))?;
-    let most = MAX_TIMEOUT.as_secs_f64();
-    if !(seconds > 0.0 && seconds <= most) {
-        return Err(format!("the deadline must be above 0 and at most {most} seconds"));
-    }
-    Ok(seconds)
 }
 
 impl AnswerArgs {
@@ -98,31 +87,40 @@ impl AnswerArgs {
         Ok(model)
     }
 
-    /// The answer options for answers written by `model` (if any), retrieving with `search`
-    /// (its `k` is replaced).
-    pub(crate) fn options(&self, search: SearchOptions, model: Option<&Llm>) -> AskOptions {
+    /// The request these flags make, retrieving in `mode` as `fusion` says.
+    pub(crate) fn request(&self, fusion: &FusionArgs, mode: Mode) -> AskRequest {
+        AskRequest {
+            extractive: self.extractive,
+            sentences: Some(self.sentences),
+            min_relevance: Some(self.min_relevance),
+            context_tokens: self.context_tokens,
+            llm_keywords: self.llm_keywords,
+            deadline_ms: Some(llm::millis(self.ask_timeout)),
+            ..AskRequest::retrieving(fusion.request(mode, self.k, false))
+        }
+    }
+
+    /// The answer options for answers written by `model` (if any), checked as every host's
+    /// are; a local model's defaults where the flags say nothing.
+    pub(crate) fn options(
+        &self,
+        fusion: &FusionArgs,
+        mode: Mode,
+        model: Option<&Llm>,
+    ) -> Result<AskOptions> {
         let defaults = match model {
             Some(Llm::Local(_)) => AskOptions::local(),
             _ => AskOptions::default(),
         };
-        AskOptions {
-            search: SearchOptions { k: self.k, ..search },
-            context_tokens: self.context_tokens.unwrap_or(defaults.context_tokens),
-            min_relevance: self.min_relevance,
-            sentences: self.sentences,
-            llm_keywords: self.llm_keywords,
-            deadline: Duration::from_secs_f64(self.ask_timeout),
-            ..defaults
-        }
+        self.request(fusion, mode).options_from(defaults).context("answer options")
     }
 }
 
 pub(crate) fn run(args: Args) -> Result<()> {
     let searcher = files::open_bundle(&args.bundle)?;
-    let searcher = embedding::attach(searcher, &args.model, args.mode, args.json)?;
+    let searcher = model::attach(searcher, &args.model, args.mode, args.json)?;
     let client = args.answer.model(&args.llm, args.json)?;
-    let search = args.fusion.options(args.mode, args.answer.k, false);
-    let options = args.answer.options(search, client.as_ref());
+    let options = args.answer.options(&args.fusion, args.mode, client.as_ref())?;
     let answerer = Answerer::new(&searcher, options);
     let mut streamed = false;
     let mut print = |token: &str| {
@@ -130,8 +128,8 @@ pub(crate) fn run(args: Args) -> Result<()> {
         output::stream(token);
     };
     let on_token = args.stream.then_some(&mut print as &mut dyn FnMut(&str));
-    let answer =
-        llm::block_on(answerer.answer(client.as_ref(), &args.question, on_token)).context("ask")?;
+    let answer = transport::block_on(answerer.answer(client.as_ref(), &args.question, on_token))
+        .context("ask")?;
     if args.json {
         return output::json(&answer);
     }

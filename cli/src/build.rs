@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result, bail};
-use edgerag_core::bundle::{Progress, Stage};
+use edgerag_core::bundle::{BuildFailure, BuildSummary, Progress, Stage};
 use edgerag_core::chunk::ChunkConfig;
 use edgerag_core::index::dense::Quantization;
 use edgerag_core::request::BuildRequest;
@@ -12,7 +12,7 @@ use edgerag_core::{Bundle, BundleBuilder, DocKind, Document};
 use indicatif::ProgressBar;
 use serde::Serialize;
 
-use crate::embedding::ModelArgs;
+use crate::flags::model::ModelArgs;
 use crate::{files, output};
 
 /// Arguments of `edgerag build`.
@@ -131,26 +131,13 @@ fn now() -> u64 {
 }
 
 /// A file that could not be loaded.
-#[derive(Debug, Serialize)]
-struct Failure {
-    path: String,
-    error: String,
-}
-
-/// The JSON summary of a build.
+/// The JSON summary of a build: core's, with where it went and what it took.
 #[derive(Debug, Serialize)]
 struct Summary {
     bundle: String,
-    documents: u32,
-    chunks: u32,
-    duplicates_removed: u32,
-    keywords: u32,
-    edges: u32,
-    vectors: u32,
-    /// Vectors taken from the `--update` bundle instead of being embedded again.
-    reused_vectors: usize,
-    bytes: usize,
-    failed: Vec<Failure>,
+    #[serde(flatten)]
+    build: BuildSummary,
+    /// Files in directories that are not a supported type.
     skipped: usize,
     seconds: f64,
 }
@@ -193,8 +180,8 @@ pub(crate) fn run(args: Args) -> Result<()> {
                 if !args.json {
                     output::warn(Some(&bar), &format!("{error:#} (skipped)"));
                 }
-                let message = error.root_cause().to_string();
-                failed.push(Failure { path: path.display().to_string(), error: message });
+                let error = error.root_cause().to_string();
+                failed.push(BuildFailure { source: input.name.clone(), error });
             }
         }
         bar.inc(1);
@@ -208,42 +195,40 @@ pub(crate) fn run(args: Args) -> Result<()> {
     let bytes = bundle.to_bytes()?;
     files::write_atomic(&args.output, &bytes)?;
 
-    let counts = bundle.manifest.counts;
+    let reused_vectors = if bundle.dense.is_some() {
+        bundle.chunks.iter().filter(|c| previous_ids.contains(&c.id)).count()
+    } else {
+        0
+    };
     let summary = Summary {
         bundle: args.output.display().to_string(),
-        documents: counts.documents,
-        chunks: counts.chunks,
-        duplicates_removed: counts.duplicates_removed,
-        keywords: counts.keywords,
-        edges: counts.edges,
-        vectors: counts.vectors,
-        reused_vectors: if bundle.dense.is_some() {
-            bundle.chunks.iter().filter(|c| previous_ids.contains(&c.id)).count()
-        } else {
-            0
+        build: BuildSummary {
+            counts: bundle.manifest.counts,
+            bytes: bytes.len(),
+            reused_vectors,
+            failed,
         },
-        bytes: bytes.len(),
-        failed,
         skipped: inputs.skipped.len(),
         seconds: started.elapsed().as_secs_f64(),
     };
+    let (counts, failed) = (&summary.build.counts, &summary.build.failed);
     if args.json {
         return output::json(&summary);
     }
     output::line(&format!(
         "wrote {} ({} bytes): {} documents, {} chunks ({} duplicates removed), {} keywords, {} edges, {} vectors in {:.1}s",
         summary.bundle,
-        summary.bytes,
-        summary.documents,
-        summary.chunks,
-        summary.duplicates_removed,
-        summary.keywords,
-        summary.edges,
-        summary.vectors,
+        summary.build.bytes,
+        counts.documents,
+        counts.chunks,
+        counts.duplicates_removed,
+        counts.keywords,
+        counts.edges,
+        counts.vectors,
         summary.seconds,
     ));
-    if !summary.failed.is_empty() {
-        output::line(&format!("{} file(s) failed and were skipped", summary.failed.len()));
+    if !failed.is_empty() {
+        output::line(&format!("{} file(s) failed and were skipped", failed.len()));
     }
     Ok(())
 }
@@ -278,14 +263,7 @@ pub(crate) fn finish_timed(
             if let Some((_, old)) = bar.take() {
                 old.finish_and_clear();
             }
-            let name = match p.stage {
-                Stage::Embed => "embedding",
-                Stage::Dense => "dense",
-                Stage::Keywords => "keywords",
-                Stage::Graph => "graph",
-                Stage::KeywordVectors => "keyword vectors",
-                Stage::Bm25 => "bm25",
-            };
+            let name = p.stage.label();
             steps.push((name, Instant::now()));
             bar = Some((p.stage, output::progress(p.total as u64, name, quiet)));
         }

@@ -17,8 +17,9 @@ use serde::Serialize;
 
 use crate::ask::AnswerArgs;
 use crate::build::{self, Settings};
-use crate::llm::{self, LlmArgs, NativeTransport};
-use crate::retrieval::{FusionArgs, parse_modes};
+use crate::flags::llm::LlmArgs;
+use crate::flags::retrieval::{FusionArgs, parse_modes};
+use crate::transport::{self, NativeTransport};
 use crate::{files, output};
 
 /// Data-set layouts `edgerag eval` reads.
@@ -158,17 +159,10 @@ fn beir(args: BeirArgs) -> Result<()> {
     // The BEIR protocol indexes title + text; the title is the first paragraph.
     let documents = corpus.iter().map(|d| (d.id.clone(), d.title.as_str(), d.text.as_str()));
     let searcher = index(&args.dir, documents, corpus.len(), &args.common)?;
-    let mut reports = Vec::new();
-    for mode in available(modes, &searcher)? {
-        let options = args.common.fusion.options(mode, 10, false);
-        let bar = output::progress(queries.len() as u64, mode.as_str(), args.common.json);
-        let report = beir::evaluate(&searcher, &queries, &qrels, &options, &mut |done, total| {
-            bar.set_length(total as u64);
-            bar.set_position(done as u64);
-        })?;
-        bar.finish_and_clear();
-        reports.push(report);
-    }
+    let reports = per_mode(modes, &searcher, args.common.json, |mode, progress| {
+        let options = args.common.fusion.options(mode, 10, false)?;
+        Ok(beir::evaluate(&searcher, &queries, &qrels, &options, progress)?)
+    })?;
     let title = format!("{} ({} split)", args.dir.display(), args.split);
     print(
         &title,
@@ -191,17 +185,10 @@ fn multihop(args: MultihopArgs) -> Result<()> {
         .enumerate()
         .map(|(i, p)| (i.to_string(), p.title.as_str(), p.text.as_str()));
     let searcher = index(&args.dir, documents, passages.len(), &args.common)?;
-    let mut reports = Vec::new();
-    for mode in available(modes, &searcher)? {
-        let options = args.common.fusion.options(mode, 5, false);
-        let bar = output::progress(questions.len() as u64, mode.as_str(), args.common.json);
-        let report = multihop::evaluate(&searcher, &questions, &options, &mut |done, total| {
-            bar.set_length(total as u64);
-            bar.set_position(done as u64);
-        })?;
-        bar.finish_and_clear();
-        reports.push(report);
-    }
+    let reports = per_mode(modes, &searcher, args.common.json, |mode, progress| {
+        let options = args.common.fusion.options(mode, 5, false)?;
+        Ok(multihop::evaluate(&searcher, &questions, &options, progress)?)
+    })?;
     print(
         &args.dir.display().to_string(),
         &reports,
@@ -222,20 +209,13 @@ fn squad(args: SquadArgs) -> Result<()> {
     let (searcher, questions) = squad_index(&args.file, args.limit, &args.common)?;
     let client = args.answer.model(&args.llm, args.common.json)?;
     let how = if client.is_some() { "llm" } else { "extractive" };
-    let mut reports = Vec::new();
-    for mode in available(modes, &searcher)? {
-        let search = args.common.fusion.options(mode, args.answer.k, false);
-        let answerer = Answerer::new(&searcher, args.answer.options(search, client.as_ref()));
-        let bar = output::progress(questions.len() as u64, mode.as_str(), args.common.json);
+    let reports = per_mode(modes, &searcher, args.common.json, |mode, progress| {
+        let options = args.answer.options(&args.common.fusion, mode, client.as_ref())?;
+        let answerer = Answerer::new(&searcher, options);
         let mut answer =
-            |question: &str| llm::block_on(answerer.answer(client.as_ref(), question, None));
-        let report = squad::evaluate(&questions, mode, how, &mut answer, &mut |done, total| {
-            bar.set_length(total as u64);
-            bar.set_position(done as u64);
-        })?;
-        bar.finish_and_clear();
-        reports.push(report);
-    }
+            |question: &str| transport::block_on(answerer.answer(client.as_ref(), question, None));
+        Ok(squad::evaluate(&questions, mode, how, &mut answer, progress)?)
+    })?;
     print(
         &format!("{} ({how} answers)", args.file.display()),
         &reports,
@@ -274,12 +254,12 @@ fn answers(args: AnswersArgs) -> Result<()> {
     let mut reports = Vec::new();
     for mode in available(modes, &searcher)? {
         // Answers first, here: the answerer is not `Send`. Judging only needs their text.
-        let search = args.common.fusion.options(mode, args.answer.k, false);
-        let answerer = Answerer::new(&searcher, args.answer.options(search, client.as_ref()));
+        let options = args.answer.options(&args.common.fusion, mode, client.as_ref())?;
+        let answerer = Answerer::new(&searcher, options);
         let bar = output::progress(questions.len() as u64, "answering", args.common.json);
         let mut answered = Vec::with_capacity(questions.len());
         for q in &questions {
-            let answer = llm::block_on(answerer.answer(client.as_ref(), &q.question, None))
+            let answer = transport::block_on(answerer.answer(client.as_ref(), &q.question, None))
                 .with_context(|| format!("question {}", q.id))?;
             let contexts = answer.sources.iter().map(|s| s.text.clone()).collect();
             answered.push(Answered {
@@ -358,7 +338,7 @@ fn judge_all(
                         let i = next.fetch_add(1, Ordering::Relaxed);
                         let Some(a) = answered.get(i) else { break };
                         let judged = judge::judge(client, &a.question, &a.answer, &a.contexts);
-                        done.push((i, llm::block_on(judged)));
+                        done.push((i, transport::block_on(judged)));
                         bar.inc(1);
                     }
                     done
@@ -389,6 +369,27 @@ fn squad_index(
 }
 
 /// The modes the searcher can run: dense only with vectors (it is left out of `all` without).
+/// Runs `evaluate` for each mode the searcher can serve, with a progress bar per mode, and
+/// returns the reports in order.
+fn per_mode<R>(
+    modes: Vec<Mode>,
+    searcher: &Searcher,
+    quiet: bool,
+    mut evaluate: impl FnMut(Mode, &mut dyn FnMut(usize, usize)) -> Result<R>,
+) -> Result<Vec<R>> {
+    let mut reports = Vec::new();
+    for mode in available(modes, searcher)? {
+        let bar = output::progress(0, mode.as_str(), quiet);
+        let report = evaluate(mode, &mut |done, total| {
+            bar.set_length(total as u64);
+            bar.set_position(done as u64);
+        })?;
+        bar.finish_and_clear();
+        reports.push(report);
+    }
+    Ok(reports)
+}
+
 fn available(modes: Vec<Mode>, searcher: &Searcher) -> Result<Vec<Mode>> {
     if modes == [Mode::Dense] && !searcher.dense_ready() {
         bail!("dense mode needs embeddings: drop --no-embed");

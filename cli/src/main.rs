@@ -3,16 +3,16 @@
 mod ask;
 mod bench;
 mod build;
-mod embedding;
+mod embed;
 mod eval;
 mod files;
+mod flags;
 mod inspect;
-mod llm;
 mod models;
 mod output;
-mod retrieval;
 mod search;
 mod serve;
+mod transport;
 
 use std::process::ExitCode;
 
@@ -37,7 +37,7 @@ enum Command {
     /// Answer a question from a bundle, with citations (an LLM if configured, else extractive).
     Ask(ask::Args),
     /// Embed texts with the embedding model (vectors as JSON for parity checks).
-    Embed(embedding::Args),
+    Embed(embed::Args),
     /// Evaluate retrieval quality on a judged data set.
     #[command(subcommand)]
     Eval(eval::Command),
@@ -58,7 +58,7 @@ fn main() -> ExitCode {
         Command::Inspect(args) => inspect::run(args),
         Command::Search(args) => search::run(args),
         Command::Ask(args) => ask::run(args),
-        Command::Embed(args) => embedding::run(args),
+        Command::Embed(args) => embed::run(args),
         Command::Eval(command) => eval::run(command),
         Command::Models(command) => models::run(command),
         Command::Bench(args) => bench::run(args),

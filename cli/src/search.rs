@@ -6,8 +6,8 @@ use anyhow::{Context, Result};
 use edgerag_core::query::{Filter, SearchResults};
 use edgerag_core::{DocKind, Hit, Mode};
 
-use crate::embedding::{self, ModelArgs};
-use crate::retrieval::FusionArgs;
+use crate::flags::model::{self, ModelArgs};
+use crate::flags::retrieval::FusionArgs;
 use crate::{files, output};
 
 /// Arguments of `edgerag search`.
@@ -49,14 +49,15 @@ pub(crate) struct Args {
 
 pub(crate) fn run(args: Args) -> Result<()> {
     let searcher = files::open_bundle(&args.bundle)?;
-    let searcher = embedding::attach(searcher, &args.model, args.mode, args.json)?;
-    let mut options = args.fusion.options(args.mode, args.k, args.explain);
-    options.filter = Filter {
+    let searcher = model::attach(searcher, &args.model, args.mode, args.json)?;
+    let mut request = args.fusion.request(args.mode, args.k, args.explain);
+    request.filter = Filter {
         documents: args.documents,
         section: args.section,
         pages: args.pages,
         kinds: args.kinds,
     };
+    let options = request.options(args.k).context("search")?;
     let hits = searcher.search(&args.query, &options).context("search")?;
     if args.json {
         let results = SearchResults { query: &args.query, mode: options.mode, results: hits };

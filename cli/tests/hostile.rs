@@ -176,7 +176,7 @@ fn a_mixed_directory_builds_its_good_files_and_lists_each_hostile_one() {
     let failed = built["failed"].as_array().unwrap();
     assert_eq!(failed.len(), hostile.len(), "{built}");
     for (name, reason) in &hostile {
-        let entry = failed.iter().find(|f| f["path"].as_str().unwrap().ends_with(name));
+        let entry = failed.iter().find(|f| f["source"].as_str().unwrap().ends_with(name));
         let error = entry.unwrap_or_else(|| panic!("{name} not in {built}"))["error"].as_str();
         let error = error.unwrap();
         assert!(error.contains(reason), "{name}: {error}");

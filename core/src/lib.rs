@@ -41,6 +41,7 @@
 pub mod answer;
 pub mod bundle;
 pub mod chunk;
+pub mod completions;
 #[cfg(feature = "embed")]
 pub mod embed;
 mod error;

@@ -23,7 +23,9 @@ use serde::{Deserialize, Deserializer};
 use crate::BuildOptions;
 use crate::answer::{Answer, Answerer, AskOptions};
 use crate::chunk::ChunkConfig;
+use crate::graph::GraphSearch;
 use crate::index::dense::Quantization;
+use crate::index::fusion::Fusion;
 use crate::llm::{ApiKey, ChatModel, GROQ_BASE_URL, LlmClient, LlmConfig, MAX_TIMEOUT, Transport};
 use crate::query::{Filter, Mode, SearchOptions, Searcher};
 use crate::{Error, Result};
@@ -53,19 +55,32 @@ pub struct SearchRequest {
     /// Weight of multi-hop expansion in hybrid mode.
     #[serde(alias = "bridgeWeight")]
     pub bridge_weight: Option<f32>,
+    /// Best results multi-hop expansion starts from.
+    #[serde(alias = "bridgeSeeds")]
+    pub bridge_seeds: Option<usize>,
+    /// How hybrid mode fuses its signals: `"convex"` (default) or `"rrf"`.
+    #[serde(deserialize_with = "fusion")]
+    pub fusion: Option<Fusion>,
 }
 
 impl SearchRequest {
     /// The search options, with `default_k` results unless `k` is given.
     ///
     /// # Errors
-    /// [`Error::Query`] for `k` outside `1..=MAX_K`, a negative or non-finite weight, or a
-    /// page range that starts at 0 or runs backwards.
+    /// [`Error::Query`] for `k` or `bridge_seeds` outside `1..=MAX_K`, a negative or
+    /// non-finite weight, or a page range that starts at 0 or runs backwards.
     pub fn options(&self, default_k: usize) -> Result<SearchOptions> {
-        let k = self.k.unwrap_or(default_k);
-        if !(1..=MAX_K).contains(&k) {
-            return Err(Error::Query(format!("k must be between 1 and {MAX_K} (got {k})")));
-        }
+        let defaults = SearchOptions::default();
+        let count = |given: Option<usize>, default: usize, name: &str| {
+            let n = given.unwrap_or(default);
+            if (1..=MAX_K).contains(&n) {
+                Ok(n)
+            } else {
+                Err(Error::Query(format!("{name} must be between 1 and {MAX_K} (got {n})")))
+            }
+        };
+        let k = count(self.k, default_k, "k")?;
+        let bridge_seeds = count(self.bridge_seeds, defaults.graph.bridge_seeds, "bridge_seeds")?;
         if let Some((from, to)) = self.filter.pages
             && (from == 0 || from > to)
         {
@@ -73,7 +88,6 @@ impl SearchRequest {
                 "pages count from 1 and the range must not run backwards (got {from}-{to})"
             )));
         }
-        let defaults = SearchOptions::default();
         let weight = |given: Option<f32>, default: f32, name: &str| match given {
             Some(w) if !(w.is_finite() && w >= 0.0) => {
                 Err(Error::Query(format!("{name} must be a number >= 0 (got {w})")))
@@ -86,11 +100,22 @@ impl SearchRequest {
             dense_weight: weight(self.dense_weight, defaults.dense_weight, "dense_weight")?,
             graph_weight: weight(self.graph_weight, defaults.graph_weight, "graph_weight")?,
             bridge_weight: weight(self.bridge_weight, defaults.bridge_weight, "bridge_weight")?,
+            fusion: self.fusion.unwrap_or(defaults.fusion),
+            graph: GraphSearch { bridge_seeds, ..defaults.graph.clone() },
             explain: self.explain,
             filter: self.filter.clone(),
             ..defaults
         })
     }
+}
+
+/// A fusion field, by name ([`Fusion`]'s `FromStr`).
+fn fusion<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> std::result::Result<Option<Fusion>, D::Error> {
+    Option::<String>::deserialize(deserializer)?
+        .map(|name| name.parse().map_err(serde::de::Error::custom))
+        .transpose()
 }
 
 /// What a build asks for. Sizes count the model's tokens when the build embeds, else
@@ -176,6 +201,21 @@ pub struct AskRequest {
     pub filter: Filter,
     /// Whether each source carries why it was retrieved.
     pub explain: bool,
+    /// Weight of the dense signal in hybrid mode.
+    #[serde(alias = "denseWeight")]
+    pub dense_weight: Option<f32>,
+    /// Weight of the graph signal in hybrid mode.
+    #[serde(alias = "graphWeight")]
+    pub graph_weight: Option<f32>,
+    /// Weight of multi-hop expansion in hybrid mode.
+    #[serde(alias = "bridgeWeight")]
+    pub bridge_weight: Option<f32>,
+    /// Best results multi-hop expansion starts from.
+    #[serde(alias = "bridgeSeeds")]
+    pub bridge_seeds: Option<usize>,
+    /// How hybrid mode fuses its signals: `"convex"` (default) or `"rrf"`.
+    #[serde(deserialize_with = "fusion")]
+    pub fusion: Option<Fusion>,
     /// Answer extractively even when an LLM is given.
     pub extractive: bool,
     /// Sentences in an extractive answer.
@@ -198,6 +238,48 @@ pub struct AskRequest {
 }
 
 impl AskRequest {
+    /// A request that retrieves its sources as `search` asks, with the answer's defaults.
+    pub fn retrieving(search: SearchRequest) -> Self {
+        let SearchRequest {
+            k,
+            mode,
+            explain,
+            filter,
+            dense_weight,
+            graph_weight,
+            bridge_weight,
+            bridge_seeds,
+            fusion,
+        } = search;
+        Self {
+            k,
+            mode,
+            explain,
+            filter,
+            dense_weight,
+            graph_weight,
+            bridge_weight,
+            bridge_seeds,
+            fusion,
+            ..Self::default()
+        }
+    }
+
+    /// How the sources are retrieved.
+    pub fn search(&self) -> SearchRequest {
+        SearchRequest {
+            k: self.k,
+            mode: self.mode,
+            explain: self.explain,
+            filter: self.filter.clone(),
+            dense_weight: self.dense_weight,
+            graph_weight: self.graph_weight,
+            bridge_weight: self.bridge_weight,
+            bridge_seeds: self.bridge_seeds,
+            fusion: self.fusion,
+        }
+    }
+
     /// The answer options.
     ///
     /// # Errors
@@ -207,16 +289,13 @@ impl AskRequest {
         self.options_from(AskOptions::default())
     }
 
-    /// The answer options, `defaults` where the request says nothing.
-    fn options_from(&self, defaults: AskOptions) -> Result<AskOptions> {
-        let search = SearchRequest {
-            k: self.k,
-            mode: self.mode,
-            explain: self.explain,
-            filter: self.filter.clone(),
-            ..SearchRequest::default()
-        }
-        .options(defaults.search.k)?;
+    /// The answer options, `defaults` where the request says nothing ([`AskOptions::local`]
+    /// for answers written by a model in the process).
+    ///
+    /// # Errors
+    /// As [`AskRequest::options`].
+    pub fn options_from(&self, defaults: AskOptions) -> Result<AskOptions> {
+        let search = self.search().options(defaults.search.k)?;
         let min_relevance = self.min_relevance.unwrap_or(defaults.min_relevance);
         if !(0.0..=1.0).contains(&min_relevance) {
             return Err(Error::Query(format!(
@@ -429,6 +508,24 @@ mod tests {
         assert!(ask(r#"{"filter": {"page": [1, 2]}}"#).is_err());
         let weight = SearchRequest { dense_weight: Some(-1.0), ..SearchRequest::default() };
         assert!(weight.options(10).unwrap_err().to_string().contains("dense_weight"));
+        assert!(ask(r#"{"fusion": "max"}"#).unwrap_err().to_string().contains("convex or rrf"));
+        let seeds = ask(r#"{"bridgeSeeds": 0}"#).unwrap();
+        assert!(message(seeds.options()).contains("bridge_seeds must be between 1"));
+    }
+
+    #[test]
+    fn hybrid_tuning_reaches_the_search_options() {
+        let options = ask(r#"{"fusion": "rrf", "bridgeSeeds": 5, "graphWeight": 0.4}"#)
+            .unwrap()
+            .options()
+            .unwrap()
+            .search;
+        assert_eq!(options.fusion, Fusion::Rrf { k: 60.0 });
+        assert_eq!((options.graph.bridge_seeds, options.graph_weight), (5, 0.4));
+        let search: SearchRequest = serde_json::from_str(r#"{"fusion": "convex"}"#).unwrap();
+        assert_eq!(search.options(10).unwrap().fusion, Fusion::Convex);
+        let search = SearchRequest { k: Some(3), bridge_weight: Some(0.0), ..search };
+        assert_eq!(AskRequest::retrieving(search.clone()).search(), search);
     }
 
     #[test]

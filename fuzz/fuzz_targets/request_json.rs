@@ -1,12 +1,12 @@
 //! The JSON requests hosts take from their callers (`edgerag_core::request`: search, ask,
-//! build, LLM; and `llm::server::CompletionRequest`, the body of `POST /chat/completions`),
+//! build, LLM; and `completions::CompletionRequest`, the body of `POST /chat/completions`),
 //! parsed with serde_json as the edge worker and `edgerag serve` parse them. What parses is
 //! turned into options and used: a search and an extractive answer on a small bundle, a
 //! build of a small document with the requested build options.
 #![no_main]
 
 use edgerag_core::answer::Answerer;
-use edgerag_core::llm::server::CompletionRequest;
+use edgerag_core::completions::CompletionRequest;
 use edgerag_core::request::{AskRequest, BuildRequest, LlmRequest, SearchRequest};
 use edgerag_core::{BundleBuilder, Searcher};
 use libfuzzer_sys::fuzz_target;

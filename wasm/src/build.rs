@@ -3,30 +3,13 @@
 use std::rc::Rc;
 
 use edgerag_core::BundleBuilder;
-use edgerag_core::bundle::{Counts, Progress};
+use edgerag_core::bundle::{BuildFailure, BuildSummary, Progress};
 use edgerag_core::embed::Embedder;
 use edgerag_core::request::BuildRequest;
 use js_sys::{Array, Function, Object, Reflect, Uint8Array};
-use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
 use crate::{from_js, to_js};
-
-/// A file that could not be loaded, and why.
-#[derive(Debug, Serialize)]
-struct Failure {
-    name: String,
-    error: String,
-}
-
-/// What a build made.
-#[derive(Debug, Serialize)]
-struct Summary<'a> {
-    #[serde(flatten)]
-    counts: &'a Counts,
-    bytes: usize,
-    failed: Vec<Failure>,
-}
 
 /// Builds a bundle, without embeddings, from `files`: an array of `{ name, bytes }` (the name's
 /// extension picks the format: .txt, .md, .html, .pdf). `options` (all optional): `{ name,
@@ -89,13 +72,13 @@ pub(crate) fn run(
             .to_vec();
         match edgerag_core::load(&name, &bytes) {
             Ok(doc) => _ = builder.add(doc),
-            Err(error) => failed.push(Failure { name, error: error.to_string() }),
+            Err(error) => failed.push(BuildFailure { source: name, error: error.to_string() }),
         }
     }
     report(&load, total, total, None);
     if builder.documents() == 0 {
         let reasons: Vec<String> =
-            failed.iter().map(|f| format!("{}: {}", f.name, f.error)).collect();
+            failed.iter().map(|f| format!("{}: {}", f.source, f.error)).collect();
         return Err(JsError::new(&format!(
             "none of the {total} files could be loaded ({})",
             reasons.join("; ")
@@ -108,7 +91,12 @@ pub(crate) fn run(
         }
     })?;
     let bytes = bundle.to_bytes()?;
-    let summary = Summary { counts: &bundle.manifest.counts, bytes: bytes.len(), failed };
+    let summary = BuildSummary {
+        counts: bundle.manifest.counts,
+        bytes: bytes.len(),
+        reused_vectors: 0,
+        failed,
+    };
     let result = Object::new();
     set(&result, "summary", &to_js(&summary)?);
     set(&result, "bytes", &Uint8Array::from(bytes.as_slice()));

@@ -2,8 +2,8 @@
 
 use std::rc::Rc;
 
+use edgerag_core::completions::CompletionRequest;
 use edgerag_core::generate::LocalModel;
-use edgerag_core::llm::server::CompletionRequest;
 use js_sys::Function;
 use wasm_bindgen::prelude::*;
 

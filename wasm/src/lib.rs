@@ -25,9 +25,9 @@
 
 mod build;
 mod chat;
-mod fetch;
 mod model;
 mod runtime;
+mod transport;
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;

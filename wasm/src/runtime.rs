@@ -11,8 +11,8 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 
 use crate::chat::ChatModel;
-use crate::fetch::FetchTransport;
 use crate::model::Model;
+use crate::transport::FetchTransport;
 use crate::{from_js, stream_to, to_js};
 
 /// Keywords in the graph view when the caller does not say.

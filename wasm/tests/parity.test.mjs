@@ -139,6 +139,6 @@ test("bad input is a thrown error with core's message, and the module stays usab
     { name: "ok.md", bytes: repoFile("demo/corpus/normans.md") },
     { name: "empty.txt", bytes: new Uint8Array() },
   ]);
-  assert.deepEqual(partial.summary.failed, [{ name: "empty.txt", error: "the document is empty" }]);
+  assert.deepEqual(partial.summary.failed, [{ source: "empty.txt", error: "the document is empty" }]);
   assert.equal(demo.search("Rollo", { k: 1 }).results.length, 1);
 });

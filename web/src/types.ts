@@ -123,8 +123,10 @@ export interface Counts {
 export interface BuildSummary extends Counts {
   /** The bundle's size. */
   bytes: number;
-  /** Files that could not be loaded, skipped. */
-  failed: { name: string; error: string }[];
+  /** Chunk vectors taken from an earlier build (0 in the browser, which always embeds). */
+  reused_vectors: number;
+  /** Files that could not be loaded, skipped: the document's name and why. */
+  failed: { source: string; error: string }[];
 }
 
 export interface Signal {

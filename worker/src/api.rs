@@ -5,7 +5,7 @@
 use std::cell::{Cell, RefCell};
 
 use edgerag_core::bundle::Manifest;
-use edgerag_core::llm::server::{self, CompletionRequest, DONE};
+use edgerag_core::completions::{self, CompletionRequest, DONE};
 use edgerag_core::llm::sse;
 use edgerag_core::query::{Mode, SearchOptions, SearchResults};
 use edgerag_core::request::{AskRequest, SearchRequest};
@@ -178,7 +178,7 @@ pub(crate) async fn ask(mut request: Request, env: &Env, config: &Config) -> Rep
 }
 
 /// `POST /v1/chat/completions`: the OpenAI protocol, answering the last user message from the
-/// bundle the `model` names (see [`server`]). Streams `chat.completion.chunk`s with
+/// bundle the `model` names (see [`completions`]). Streams `chat.completion.chunk`s with
 /// `"stream": true`.
 pub(crate) async fn chat(mut request: Request, env: &Env, config: &Config) -> Reply {
     let body = http::json_object(&mut request, config).await?;
@@ -205,11 +205,11 @@ pub(crate) async fn chat(mut request: Request, env: &Env, config: &Config) -> Re
         (completion_id(), entry.name.clone(), Date::now().as_millis() / 1000);
     if !completion.stream {
         let answer = ask.answer(&loaded.searcher, &question, WorkerTransport, None).await?;
-        return Ok(json_response(200, &server::completion(&answer, &id, &model, created))?);
+        return Ok(json_response(200, &completions::completion(&answer, &id, &model, created))?);
     }
     http::event_stream(events(move |tx| async move {
         let chunk = |content: Option<&str>, finish: Option<&str>| {
-            server::chunk(&id, &model, created, content, finish)
+            completions::chunk(&id, &model, created, content, finish)
         };
         send(&tx, None, &chunk(Some(""), None));
         let streamed = RefCell::new(String::new());
@@ -219,7 +219,7 @@ pub(crate) async fn chat(mut request: Request, env: &Env, config: &Config) -> Re
         };
         match ask.answer(&loaded.searcher, &question, WorkerTransport, Some(&mut on_token)).await {
             Ok(answer) => {
-                let rest = server::unseen(&answer, &streamed.take());
+                let rest = completions::unseen(&answer, &streamed.take());
                 if !rest.is_empty() {
                     send(&tx, None, &chunk(Some(&rest), None));
                 }

@@ -89,7 +89,7 @@ export class CorpusPanel {
     if (!built) return;
     const seconds = (performance.now() - started) / 1000;
     const { summary } = built;
-    const failed = summary.failed.map((failure) => ` ${failure.name} was skipped: ${failure.error}.`).join("");
+    const failed = summary.failed.map((failure) => ` ${failure.source} was skipped: ${failure.error}.`).join("");
     this.#buildSummary.textContent =
       `Built ${BUILT_NAME}.bundle from ${plural(summary.documents, "document")}: ${plural(summary.chunks, "chunk")}, ` +
       `${plural(summary.vectors, "vector")}, ${plural(summary.keywords, "keyword")}, ${bytes(summary.bytes)} in ${seconds.toFixed(1)} s.${failed}`;

@@ -31,7 +31,7 @@ use edgerag_core::Bundle;
 use edgerag_core::index::Scored;
 use serde::Serialize;
 
-use crate::embedding::ModelArgs;
+use crate::flags::model::ModelArgs;
 use crate::{files, output};
 
 /// Seed of the synthetic corpora and of every HNSW build here.

@@ -10,8 +10,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use edgerag_core::completions::{self, CompletionRequest, DONE};
 use edgerag_core::generate::{Finish, GenerateOptions, LocalModel};
-use edgerag_core::llm::server::{self, CompletionRequest, DONE};
 use edgerag_core::llm::sse;
 use serde_json::{Value, json};
 
@@ -106,7 +106,7 @@ impl Chat {
             return match model.generate(&messages, &options, None) {
                 Ok(reply) => json_reply(
                     200,
-                    &server::text_completion(
+                    &completions::text_completion(
                         &id,
                         &self.name,
                         created,
@@ -122,7 +122,10 @@ impl Chat {
         Reply::streamed(200, "text/event-stream", move |out: &mut dyn Write| {
             let _ticket = ticket;
             let chunk = |content: Option<&str>, finish: Option<&str>| {
-                sse::event(None, &server::chunk(&id, &name, created, content, finish).to_string())
+                sse::event(
+                    None,
+                    &completions::chunk(&id, &name, created, content, finish).to_string(),
+                )
             };
             out.write_all(chunk(Some(""), None).as_bytes())?;
             out.flush()?;

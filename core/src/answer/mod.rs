@@ -26,6 +26,7 @@
 //! chosen sentences' mean score stands for support).
 
 mod extractive;
+pub mod prompt;
 mod verify;
 
 use std::cell::{Cell, RefCell};
@@ -38,8 +39,8 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use self::prompt::REFUSAL;
 use crate::bundle::Embed;
-use crate::llm::prompt::{self, REFUSAL};
 use crate::llm::{ChatModel, seconds};
 use crate::query::{Explanation, Hit, Mode, SearchOptions, Searcher};
 use crate::text::Analyzer;

@@ -1,8 +1,8 @@
 //! Checking an LLM reply against its sources: citations, support, warnings.
 
+use super::prompt::REFUSAL;
 use super::{Answerer, Citation, Sentence, Source, Warning, WarningKind, cosine};
 use crate::Result;
-use crate::llm::prompt::REFUSAL;
 
 /// What checking a reply found.
 pub(super) struct Checked {

@@ -65,6 +65,43 @@ pub enum Stage {
     Bm25,
 }
 
+impl Stage {
+    /// The step's name for people (a progress bar's label).
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Embed => "embedding",
+            Self::Dense => "dense",
+            Self::Keywords => "keywords",
+            Self::Graph => "graph",
+            Self::KeywordVectors => "keyword vectors",
+            Self::Bm25 => "bm25",
+        }
+    }
+}
+
+/// What a build made, as every host reports it (`edgerag build --json`, wasm's `build`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct BuildSummary {
+    /// What the bundle holds.
+    #[serde(flatten)]
+    pub counts: Counts,
+    /// Size of the bundle file.
+    pub bytes: usize,
+    /// Chunk vectors taken from an earlier build instead of being embedded again.
+    pub reused_vectors: usize,
+    /// Files that could not be loaded, skipped.
+    pub failed: Vec<BuildFailure>,
+}
+
+/// A file a build skipped, and why.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BuildFailure {
+    /// The document's name, as it was given to [`crate::load()`].
+    pub source: String,
+    /// Why it could not be loaded.
+    pub error: String,
+}
+
 /// Progress of a long step, reported to the host (for a progress bar).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Progress {

@@ -42,7 +42,7 @@ mod v2;
 
 use serde::{Deserialize, Serialize};
 
-pub use build::{BuildOptions, BundleBuilder, Progress, Stage};
+pub use build::{BuildFailure, BuildOptions, BuildSummary, BundleBuilder, Progress, Stage};
 
 use crate::chunk::{Chunk, ChunkConfig, SizeUnit};
 use crate::graph::{Appearance, GraphConfig, KeywordGraph, Similarity};

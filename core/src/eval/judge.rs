@@ -18,7 +18,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::llm::prompt::first_json;
+use crate::llm::first_json;
 use crate::llm::{LlmClient, Message, Transport};
 use crate::query::Mode;
 

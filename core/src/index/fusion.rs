@@ -29,6 +29,19 @@ impl Default for Fusion {
     }
 }
 
+impl std::str::FromStr for Fusion {
+    type Err = crate::Error;
+
+    /// A fusion by name, as hosts take it: `convex`, or `rrf` (with `k = 60`).
+    fn from_str(name: &str) -> crate::Result<Self> {
+        match name {
+            "convex" => Ok(Self::Convex),
+            "rrf" => Ok(Self::default()),
+            other => Err(crate::Error::Query(format!("unknown fusion {other:?} (convex or rrf)"))),
+        }
+    }
+}
+
 /// One retriever's ranked list (best first) and its weight in the fusion.
 #[derive(Debug, Clone, Copy)]
 pub struct Ranked<'a> {

@@ -1,9 +1,10 @@
 //! Talking to an OpenAI-compatible chat-completions API (Groq by default), without doing I/O.
 //!
-//! The protocol's logic lives here: request and response types ([`protocol`]), server-sent
-//! events ([`sse`]), retries with backoff and fallback through models ([`LlmClient`]), and
-//! the prompts ([`prompt`]); and the server side, answering as an OpenAI-compatible model
-//! ([`server`]). Moving bytes is the host's job: it implements [`Transport`] over
+//! The protocol's logic lives here: request and response types and the JSON in replies
+//! ([`protocol`]), server-sent events ([`sse`]), and retries with backoff and fallback
+//! through models ([`LlmClient`]). What is asked (the answer prompts) is the answerer's
+//! (`answer::prompt`), and answering as an OpenAI-compatible model is [`crate::completions`].
+//! Moving bytes is the host's job: it implements [`Transport`] over
 //! its HTTP stack (the CLI with a blocking client, the browser with `fetch`, the edge worker
 //! with its `Fetch`) and its timer.
 //!
@@ -15,16 +16,14 @@
 //! provider messages are scrubbed of it.
 
 mod client;
-pub mod prompt;
 pub mod protocol;
-pub mod server;
 pub mod sse;
 
 use std::time::Duration;
 
 pub(crate) use self::client::seconds;
 pub use self::client::{Completion, LlmClient};
-pub use self::protocol::{Message, Role};
+pub use self::protocol::{Message, Role, first_json};
 use crate::{Error, Result};
 
 /// A chat model that answers can be written with: a remote API through [`LlmClient`], or a

@@ -136,6 +136,18 @@ pub fn error_message(body: &str) -> String {
     }
 }
 
+/// The first JSON object or array in `text`: models wrap JSON in code fences or prose.
+pub fn first_json(text: &str) -> Option<serde_json::Value> {
+    text.char_indices().filter(|(_, c)| *c == '{' || *c == '[').find_map(|(start, _)| {
+        let mut values =
+            serde_json::Deserializer::from_str(&text[start..]).into_iter::<serde_json::Value>();
+        match values.next() {
+            Some(Ok(value)) if value.is_object() || value.is_array() => Some(value),
+            _ => None,
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

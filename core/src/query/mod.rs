@@ -166,7 +166,7 @@ impl Default for SearchOptions {
             mode: Mode::default(),
             depth: 100,
             // Measured on SciFact (train): convex 0.2 gives nDCG@10 0.684 against 0.573 for
-            // RRF at 0.5 and 0.623 for RRF at 0.2; BM25 alone 0.681 (see README).
+            // RRF at 0.5 and 0.623 for RRF at 0.2; BM25 alone 0.681 (see docs/evaluation.md).
             fusion: Fusion::Convex,
             graph_weight: 0.2,
             dense_weight: 1.0,
@@ -571,7 +571,7 @@ impl Searcher {
                     ];
                     // Expansion adds second hops; it never displaces the first retrieval's
                     // best result (SQuAD answer recall@1 0.743 → 0.823, SciFact nDCG@10
-                    // 0.717 → 0.726, MuSiQue Recall@2 0.479 → 0.493; see README).
+                    // 0.717 → 0.726, MuSiQue Recall@2 0.479 → 0.493; see docs/evaluation.md).
                     let mut fused = fusion::fuse(&lists, options.fusion, depth);
                     if let Some(best) = first.first() {
                         pin_first(&mut fused, best.chunk);

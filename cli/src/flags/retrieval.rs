@@ -1,16 +1,16 @@
-//! Retrieval flags shared by `search` and `eval`.
+//! Retrieval flags shared by `search`, `ask` and `eval`.
 
-use anyhow::{Result, bail};
-use edgerag_core::graph::GraphSearch;
+use anyhow::{Context, Result, bail};
 use edgerag_core::index::fusion::Fusion;
+use edgerag_core::request::SearchRequest;
 use edgerag_core::{Mode, SearchOptions};
 
 /// How hybrid mode fuses its signals.
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct FusionArgs {
     /// Fusion in hybrid mode: convex (normalised scores) or rrf (reciprocal rank fusion, k = 60).
-    #[arg(long, default_value = "convex", value_parser = ["rrf", "convex"])]
-    fusion: String,
+    #[arg(long, default_value = "convex", value_parser = parse_fusion)]
+    fusion: Fusion,
     /// Weight of the graph signal in hybrid mode (BM25 weighs 1).
     #[arg(long, default_value_t = SearchOptions::default().graph_weight)]
     graph_weight: f32,
@@ -26,22 +26,29 @@ pub(crate) struct FusionArgs {
     bridge_seeds: usize,
 }
 
+fn parse_fusion(name: &str) -> Result<Fusion, String> {
+    name.parse().map_err(|e: edgerag_core::Error| e.to_string())
+}
+
 impl FusionArgs {
-    /// Search options for `mode` and `k` results.
-    pub(crate) fn options(&self, mode: Mode, k: usize, explain: bool) -> SearchOptions {
-        let fusion = if self.fusion == "rrf" { Fusion::Rrf { k: 60.0 } } else { Fusion::Convex };
-        let defaults = SearchOptions::default();
-        SearchOptions {
-            k,
-            mode,
-            fusion,
-            graph_weight: self.graph_weight,
-            dense_weight: self.dense_weight,
-            bridge_weight: self.bridge_weight,
-            graph: GraphSearch { bridge_seeds: self.bridge_seeds, ..defaults.graph.clone() },
+    /// The search request for `mode` and `k` results.
+    pub(crate) fn request(&self, mode: Mode, k: usize, explain: bool) -> SearchRequest {
+        SearchRequest {
+            k: Some(k),
+            mode: Some(mode),
             explain,
-            ..defaults
+            dense_weight: Some(self.dense_weight),
+            graph_weight: Some(self.graph_weight),
+            bridge_weight: Some(self.bridge_weight),
+            bridge_seeds: Some(self.bridge_seeds),
+            fusion: Some(self.fusion),
+            ..SearchRequest::default()
         }
+    }
+
+    /// The search options for `mode` and `k` results, checked as every host's are.
+    pub(crate) fn options(&self, mode: Mode, k: usize, explain: bool) -> Result<SearchOptions> {
+        self.request(mode, k, explain).options(k).context("search options")
     }
 }
 

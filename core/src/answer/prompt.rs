@@ -9,8 +9,8 @@
 //! defused the same way. (A model running in the process is protected by its tokenizer as
 //! well: message contents never become special tokens, see `generate`.)
 
-use super::Message;
-use crate::answer::Source;
+use super::Source;
+use crate::llm::{Message, first_json};
 
 /// The exact sentence the model must give when the sources do not hold the answer (and the
 /// answer edgerag gives when retrieval finds nothing relevant).
@@ -231,18 +231,6 @@ fn json_strings(text: &str) -> Option<Vec<String>> {
     };
     let strings = list.as_array()?.iter().filter_map(|v| v.as_str().map(str::to_owned));
     Some(strings.collect())
-}
-
-/// The first JSON object or array in `text`: models wrap JSON in code fences or prose.
-pub fn first_json(text: &str) -> Option<serde_json::Value> {
-    text.char_indices().filter(|(_, c)| *c == '{' || *c == '[').find_map(|(start, _)| {
-        let mut values =
-            serde_json::Deserializer::from_str(&text[start..]).into_iter::<serde_json::Value>();
-        match values.next() {
-            Some(Ok(value)) if value.is_object() || value.is_array() => Some(value),
-            _ => None,
-        }
-    })
 }
 
 #[cfg(test)]
