@@ -78,11 +78,15 @@ pub const MAX_PDF_FORM_DEPTH: usize = 32;
 /// How many times its [`inflate_budget`] a PDF's text extraction may interpret: content
 /// streams (a form each time it is drawn), the fonts (again on every page that uses them) and
 /// the text shown. Files that repeat small objects many times (a form drawn a million times,
-/// a million pages sharing one content stream) are refused instead of taking hours.
+/// a million pages sharing one content stream) are refused instead of taking hours. The
+/// memory the fonts' expanded width tables take is counted against the same budget, once
+/// per font, in bytes: thousands of fonts sharing one `[0 65535 500]` are refused instead of
+/// taking tens of GB.
 pub const PDF_WORK_FACTOR: usize = 4;
 
 /// Most bytes of content and font data the text extraction of a PDF of `source_len` bytes may
-/// interpret: [`PDF_WORK_FACTOR`] times [`inflate_budget`].
+/// interpret (the bytes its fonts' width tables take in memory included): [`PDF_WORK_FACTOR`]
+/// times [`inflate_budget`].
 pub fn pdf_work_budget(source_len: usize) -> usize {
     inflate_budget(source_len).saturating_mul(PDF_WORK_FACTOR)
 }

@@ -20,7 +20,10 @@
 //!   each font on each page that uses it, each byte shown times the font's per-byte cost) and
 //!   refused past [`limits::pdf_work_budget`]. A font's cost (its rewritten CMaps and tables)
 //!   is taken as soon as it is built, as the first page that uses it would take it, so
-//!   building fonts stops as soon as their costs pass the budget.
+//!   building fonts stops as soon as their costs pass the budget. So is, once, the memory
+//!   its width table takes ([`fonts::WIDTH_OBJECT_BYTES`] an object, held in the rebuilt
+//!   document and by pdf-extract on each page that uses the font): the memory held for the
+//!   widths of all fonts together stays under the work budget, in bytes.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::rc::Rc;
@@ -367,10 +370,11 @@ impl<'a> Sanitizer<'a> {
         Ok(self.out.add_object(Object::Dictionary(dict)))
     }
 
-    /// The sanitized font for `font` (memoised by `key`). Its cost is taken from the work
-    /// budget as soon as it is built, before it is kept or another font is built: a content
-    /// stream selecting thousands of fonts is refused once their rewritten CMaps and tables
-    /// pass the budget, not after all of them are held.
+    /// The sanitized font for `font` (memoised by `key`). Its cost and its memory are taken
+    /// from the work budget as soon as it is built, before it is kept or another font is
+    /// built: a content stream selecting thousands of fonts is refused once their rewritten
+    /// CMaps and tables pass the budget, not after all of them are held. The memory is taken
+    /// once; the cost again by every page that uses the font, the first one excepted.
     fn font(&mut self, key: Key, font: &'a Object) -> Result<Option<FontEntry>> {
         if let Some(entry) = self.fonts.get(&key) {
             return Ok(*entry);
@@ -378,7 +382,7 @@ impl<'a> Sanitizer<'a> {
         let entry = match fonts::sanitize(self.src, font, self.budget)? {
             None => None,
             Some(mut f) => {
-                self.work.take(f.cost)?;
+                self.work.take(f.cost.saturating_add(f.memory))?;
                 self.prepaid = self.prepaid.saturating_add(f.cost);
                 for (name, stream) in f.streams {
                     let id = self.out.add_object(Object::Stream(stream));
