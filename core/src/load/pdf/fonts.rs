@@ -23,7 +23,8 @@
 //!   is 65,536 objects of 120 bytes), and a table shared by reference is copied into every
 //!   font that uses it: each font is charged [`WIDTH_OBJECT_BYTES`] per object of its table
 //!   ([`Font::memory`]), once, when it is built, so what the rebuilt document and pdf-extract
-//!   hold for widths stays within the work budget however many fonts share one table.
+//!   hold for widths stays within [`crate::limits::MAX_PDF_FONT_MEMORY`] however many fonts
+//!   share one table. `ToUnicode` maps are charged likewise, [`UNICODE_ENTRY_BYTES`] a code.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -71,6 +72,11 @@ const SIMPLE_CODES: usize = 256;
 /// under 64 with the old table while it grows).
 pub(super) const WIDTH_OBJECT_BYTES: usize = size_of::<Object>() + 72;
 
+/// Bytes charged to the work budget, once, for each code of a `ToUnicode` map kept when its
+/// font is built: the entry pdf-extract makes of it in its map on each page that uses the
+/// font (a code, a `String` and the string's allocation, in a hash table at most 7/8 full).
+pub(super) const UNICODE_ENTRY_BYTES: usize = 80;
+
 /// The standard 14 fonts, whose widths pdf-extract knows.
 const CORE_FONTS: [&[u8]; 14] = [
     b"Courier",
@@ -102,8 +108,9 @@ pub(super) struct Font {
     pub(super) cost: usize,
     /// What it does per byte of text shown with the font.
     pub(super) cost_per_byte: usize,
-    /// Bytes its width table takes in memory, [`WIDTH_OBJECT_BYTES`] per object: in the
-    /// rebuilt document for as long as it is held, in pdf-extract on a page that uses it.
+    /// Bytes its width table and `ToUnicode` map take in memory ([`WIDTH_OBJECT_BYTES`] per
+    /// width object, [`UNICODE_ENTRY_BYTES`] per code): in the rebuilt document for as long as
+    /// it is held, in pdf-extract on a page that uses it.
     /// Taken from the work budget once, when the font is built (unlike `cost`, which every
     /// page that uses the font takes again).
     pub(super) memory: usize,
@@ -195,6 +202,7 @@ pub(super) fn sanitize(doc: &Document, font: &Object, budget: &mut Budget) -> Re
     // An empty CMap would not parse: no map at all reads the same.
     if let Some((stream, entries)) = unicode.filter(|(_, entries)| *entries > 0) {
         out.cost += stream.content.len() + entries;
+        out.memory += stream.content.len() + entries * UNICODE_ENTRY_BYTES;
         out.streams.push((b"ToUnicode", stream));
     } else if let Some(Object::Name(n)) = get(doc, font, b"ToUnicode")
         && n == b"Identity-H"

@@ -1031,19 +1031,20 @@ fn shared_width_tables_are_charged_for_their_memory() {
     assert_eq!(font.memory, objects * fonts::WIDTH_OBJECT_BYTES);
     assert!(font.memory > objects * size_of::<pdf_extract::Object>() && font.cost >= objects);
 
-    // Sixteen fonts sharing it are refused (as soon as their memory passes the budget).
-    let bytes = with_fonts("[0 65535 500]", composite, 16);
-    let budget = limits::pdf_work_budget(bytes.len());
-    assert!(bytes.len() < 8 << 10 && 16 * font.memory > budget, "{} {budget}", bytes.len());
+    // Twenty-four fonts sharing it are refused (as soon as their memory passes the limit);
+    // two read, however small the file.
+    let bytes = with_fonts("[0 65535 500]", composite, 24);
+    assert!(bytes.len() < 8 << 10 && 24 * font.memory > limits::MAX_PDF_FONT_MEMORY);
     assert!(matches!(kept(&bytes), Err(Error::Limit(_))));
     let err = text_of(&bytes).expect_err("refused");
-    assert!(matches!(&err, Error::Limit(m) if m.contains("would interpret more than")), "{err}");
+    assert!(matches!(&err, Error::Limit(m) if m.contains("fonts would take more than")), "{err}");
+    assert!(text_of(&with_fonts("[0 65535 500]", composite, 2)).is_ok());
 
     // Narrower tables that fit read, and what is kept stays within the budget.
     let bytes = with_fonts("[0 1023 500]", composite, 3);
     let objects = kept(&bytes).expect("within the budget");
     assert_eq!(objects, 3 * (1024 + 2));
-    assert!(objects * fonts::WIDTH_OBJECT_BYTES <= limits::pdf_work_budget(bytes.len()));
+    assert!(objects * fonts::WIDTH_OBJECT_BYTES <= limits::MAX_PDF_FONT_MEMORY);
     assert!(text_of(&bytes).is_ok());
 
     // Simple fonts sharing 65,536 `Widths` keep those of codes 0–255 (not 65,536 each).
@@ -1060,7 +1061,21 @@ fn shared_width_tables_are_charged_for_their_memory() {
     let bytes = with_fonts(&widths, simple, 20);
     let objects = kept(&bytes).expect("within the budget");
     assert_eq!(objects, 20 * 256);
-    assert!(objects * fonts::WIDTH_OBJECT_BYTES <= limits::pdf_work_budget(bytes.len()));
+    assert!(objects * fonts::WIDTH_OBJECT_BYTES <= limits::MAX_PDF_FONT_MEMORY);
     let text = text_of(&bytes).expect("reads");
     assert!(text.matches('A').count() >= 20, "{text:.40}");
+}
+
+/// A `ToUnicode` map is charged for the entries pdf-extract makes of it, once per font.
+#[test]
+fn to_unicode_maps_are_charged_for_their_memory() {
+    let mut pdf = Pdf::default();
+    let entries: String = (0..1000).map(|c| format!("<{c:04X}> <{:04X}>\n", c + 0x41)).collect();
+    let cmap = format!("1000 beginbfchar\n{entries}endbfchar");
+    let cmap = pdf.stream("", cmap.as_bytes());
+    let font = format!(
+        "<< /Type /Font /Subtype /Type0 /BaseFont /X /Encoding /Identity-H /ToUnicode {cmap} 0 R /DescendantFonts [<< /Subtype /CIDFontType2 >>] >>"
+    );
+    let font = sanitized_font(&mut pdf, &font);
+    assert!(font.memory >= 1000 * fonts::UNICODE_ENTRY_BYTES, "{}", font.memory);
 }
