@@ -17,6 +17,7 @@
 //! | [`MAX_INFLATE_RATIO`] | 100 | a PDF whose streams inflate to more than 100 times its size (and 1 MiB) is refused |
 //! | [`MAX_PDF_TOKENS`] | 4 Mi | a PDF with more numbers, names and other tokens outside its streams is refused |
 //! | [`MAX_PDF_FORM_DEPTH`] | 32 | a PDF whose forms draw forms deeper is refused (a form drawing itself is skipped) |
+//! | [`MAX_PDF_FONT_MEMORY`] | 256 MiB | a PDF whose fonts' width tables and Unicode maps would take more memory is refused |
 //! | [`PDF_WORK_FACTOR`] | 4 | a PDF whose text extraction would interpret more than 4 times its [`inflate_budget`] is refused |
 
 use crate::{Error, Result};
@@ -78,8 +79,16 @@ pub const MAX_PDF_FORM_DEPTH: usize = 32;
 /// How many times its [`inflate_budget`] a PDF's text extraction may interpret: content
 /// streams (a form each time it is drawn), the fonts (again on every page that uses them) and
 /// the text shown. Files that repeat small objects many times (a form drawn a million times,
-/// a million pages sharing one content stream) are refused instead of taking hours.
+/// a million pages sharing one content stream) are refused instead of taking hours. The
+/// memory the fonts' expanded width tables take is counted against the same budget, once
+/// per font, in bytes: thousands of fonts sharing one `[0 65535 500]` are refused instead of
+/// taking tens of GB.
 pub const PDF_WORK_FACTOR: usize = 4;
+
+/// Most memory a PDF's fonts may take once expanded for text extraction, whatever the file's
+/// size: width tables (`[0 65535 500]` is 65,536 widths) and `ToUnicode` maps, as the rebuilt
+/// document and the text extractor hold them. Real documents take a few MiB at most.
+pub const MAX_PDF_FONT_MEMORY: usize = 256 << 20;
 
 /// Most bytes of content and font data the text extraction of a PDF of `source_len` bytes may
 /// interpret: [`PDF_WORK_FACTOR`] times [`inflate_budget`].
@@ -126,6 +135,15 @@ pub(crate) fn pdf_work_exceeded(limit: usize) -> Error {
         "extracting the PDF's text would interpret more than {} of content and fonts ({} times the inflate limit)",
         size(limit),
         PDF_WORK_FACTOR
+    ))
+}
+
+/// [`Error::Limit`] for a PDF whose fonts pass [`MAX_PDF_FONT_MEMORY`].
+#[cfg(feature = "pdf")]
+pub(crate) fn pdf_font_memory_exceeded() -> Error {
+    Error::Limit(format!(
+        "the PDF's fonts would take more than {} of memory once expanded",
+        size(MAX_PDF_FONT_MEMORY)
     ))
 }
 

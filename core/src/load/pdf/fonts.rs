@@ -16,7 +16,15 @@
 //! - A Type 1 font program's built-in encoding becomes `Differences`; font programs are then
 //!   left out (pdf-extract parses them with panicking parsers and inflates them without a
 //!   bound, and needs nothing else from them).
-//! - Type 3 fonts get a width for every code, composite fonts a `W` of `c [w …]` runs.
+//! - Type 3 fonts get a width for every code, composite fonts a `W` of `c [w …]` runs
+//!   (ranges `c1 c2 w`, which pdf-extract misreads, expanded) of at most [`MAX_WIDTHS`]
+//!   widths; simple fonts keep the widths of codes 0–255 only (they show one-byte codes).
+//!   Expanded width tables take far more memory than the file spends on them (`[0 65535 500]`
+//!   is 65,536 objects of 120 bytes), and a table shared by reference is copied into every
+//!   font that uses it: each font is charged [`WIDTH_OBJECT_BYTES`] per object of its table
+//!   ([`Font::memory`]), once, when it is built, so what the rebuilt document and pdf-extract
+//!   hold for widths stays within [`crate::limits::MAX_PDF_FONT_MEMORY`] however many fonts
+//!   share one table. `ToUnicode` maps are charged likewise, [`UNICODE_ENTRY_BYTES`] a code.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -50,8 +58,24 @@ const MAX_CMAP_ITEMS: usize = 4 * MAX_CMAP_ENTRIES;
 /// byte of text shown).
 const MAX_CODE_RANGES: usize = 256;
 
-/// Most entries kept in a width array.
+/// Most widths kept for a composite font (CIDs run from 0 to 65,535).
 const MAX_WIDTHS: usize = 1 << 16;
+
+/// Codes whose widths a simple font keeps: it shows one-byte codes, 0–255.
+const SIMPLE_CODES: usize = 256;
+
+/// Bytes charged to the work budget, once, for each object of a width table kept (a width;
+/// in a composite font's `W`, also each run's first code and array) when its font is built:
+/// its `Object` in the rebuilt document (120 bytes with lopdf 0.42) and what pdf-extract
+/// makes of it on each page that uses the font: an item of the list it reads the table
+/// into (8 bytes) and an entry of its width map (16 bytes in a hash table at most 7/8 full,
+/// under 64 with the old table while it grows).
+pub(super) const WIDTH_OBJECT_BYTES: usize = size_of::<Object>() + 72;
+
+/// Bytes charged to the work budget, once, for each code of a `ToUnicode` map kept when its
+/// font is built: the entry pdf-extract makes of it in its map on each page that uses the
+/// font (a code, a `String` and the string's allocation, in a hash table at most 7/8 full).
+pub(super) const UNICODE_ENTRY_BYTES: usize = 80;
 
 /// The standard 14 fonts, whose widths pdf-extract knows.
 const CORE_FONTS: [&[u8]; 14] = [
@@ -84,6 +108,12 @@ pub(super) struct Font {
     pub(super) cost: usize,
     /// What it does per byte of text shown with the font.
     pub(super) cost_per_byte: usize,
+    /// Bytes its width table and `ToUnicode` map take in memory ([`WIDTH_OBJECT_BYTES`] per
+    /// width object, [`UNICODE_ENTRY_BYTES`] per code): in the rebuilt document for as long as
+    /// it is held, in pdf-extract on a page that uses it.
+    /// Taken from the work budget once, when the font is built (unlike `cost`, which every
+    /// page that uses the font takes again).
+    pub(super) memory: usize,
 }
 
 /// The object `o` points at (following references within lopdf's limit).
@@ -153,7 +183,8 @@ fn is_safe_glyph(name: &[u8]) -> bool {
 pub(super) fn sanitize(doc: &Document, font: &Object, budget: &mut Budget) -> Result<Option<Font>> {
     let Some(Object::Dictionary(font)) = deref(doc, font) else { return Ok(None) };
     let subtype = name(doc, font, b"Subtype").unwrap_or(b"Type1");
-    let mut out = Font { dict: Dictionary::new(), streams: Vec::new(), cost: 0, cost_per_byte: 1 };
+    let mut out =
+        Font { dict: Dictionary::new(), streams: Vec::new(), cost: 0, cost_per_byte: 1, memory: 0 };
     out.dict.set("Type", Object::Name(b"Font".to_vec()));
     // pdf-extract fills unknown glyph names of "FontAwesome" fonts into the ToUnicode map and
     // panics when an entry is already there. The name is made valid UTF-8, so it cannot start
@@ -171,6 +202,7 @@ pub(super) fn sanitize(doc: &Document, font: &Object, budget: &mut Budget) -> Re
     // An empty CMap would not parse: no map at all reads the same.
     if let Some((stream, entries)) = unicode.filter(|(_, entries)| *entries > 0) {
         out.cost += stream.content.len() + entries;
+        out.memory += stream.content.len() + entries * UNICODE_ENTRY_BYTES;
         out.streams.push((b"ToUnicode", stream));
     } else if let Some(Object::Name(n)) = get(doc, font, b"ToUnicode")
         && n == b"Identity-H"
@@ -187,7 +219,7 @@ pub(super) fn sanitize(doc: &Document, font: &Object, budget: &mut Budget) -> Re
             out.dict.set("Subtype", Object::Name(b"Type3".to_vec()));
             let encoding = get(doc, font, b"Encoding").and_then(|e| e.as_dict().ok());
             out.dict.set("Encoding", Object::Dictionary(encoding_dict(doc, encoding, None)));
-            let mut widths = vec![0.0f64; 256];
+            let mut widths = vec![0.0f64; SIMPLE_CODES];
             if let (Some(first), Some(given)) =
                 (int(doc, font, b"FirstChar"), array(doc, font, b"Widths"))
             {
@@ -212,7 +244,8 @@ pub(super) fn sanitize(doc: &Document, font: &Object, budget: &mut Budget) -> Re
                 "Widths",
                 widths.into_iter().map(|w| Object::Real(w as f32)).collect::<Vec<_>>(),
             );
-            out.cost += 256;
+            out.cost += SIMPLE_CODES;
+            out.memory += SIMPLE_CODES * WIDTH_OBJECT_BYTES;
         }
         _ => simple(doc, font, subtype, &base, &mut out, budget)?,
     }
@@ -260,14 +293,18 @@ fn simple(
         }
     }
     let widths = match (int(doc, font, b"FirstChar"), array(doc, font, b"Widths")) {
-        (Some(first), Some(widths))
-            if (0..=0xffff).contains(&first) && widths.len() <= MAX_WIDTHS =>
-        {
-            let widths: Vec<Object> =
-                widths.iter().map(|w| Object::Real(number(doc, w).unwrap_or(0.0) as f32)).collect();
+        (Some(first), Some(widths)) if (0..=0xffff).contains(&first) => {
+            // Only the widths of codes up to 255 are read (none from a `FirstChar` past it).
+            let codes = usize::try_from(first).map_or(0, |f| SIMPLE_CODES.saturating_sub(f));
+            let widths: Vec<Object> = widths
+                .iter()
+                .take(codes)
+                .map(|w| Object::Real(number(doc, w).unwrap_or(0.0) as f32))
+                .collect();
             out.dict.set("FirstChar", first);
             out.dict.set("LastChar", first + widths.len() as i64 - 1);
             out.cost += widths.len();
+            out.memory += widths.len() * WIDTH_OBJECT_BYTES;
             out.dict.set("Widths", widths);
             true
         }
@@ -289,7 +326,7 @@ fn simple(
     if !has_encoding && subtype != b"TrueType" && !builtin_widths {
         out.dict.set("Encoding", Object::Dictionary(Dictionary::new()));
     }
-    out.cost += 256;
+    out.cost += SIMPLE_CODES;
     Ok(())
 }
 
@@ -411,7 +448,12 @@ fn composite(
         descendant.set("DW", dw);
     }
     let widths = cid_widths(doc, array(doc, cid, b"W").map(Vec::as_slice).unwrap_or_default());
-    out.cost += widths.len();
+    // The runs' first codes and arrays, and the widths in them: pdf-extract reads each run
+    // and maps each width on every page that uses the font.
+    let objects =
+        widths.len() + widths.iter().filter_map(|o| o.as_array().ok()).map(Vec::len).sum::<usize>();
+    out.cost += objects;
+    out.memory += objects * WIDTH_OBJECT_BYTES;
     descendant.set("W", widths);
     out.dict.set("DescendantFonts", vec![Object::Dictionary(descendant)]);
     Ok(true)

@@ -29,10 +29,14 @@
 //!    followed: the new tree is flat), streams decoded (or copied) by [`decode`] under the
 //!    same budget, images and font programs left out, content streams reduced by [`content`]
 //!    to text operators with checked operands (at most [`content::MAX_OPERATORS`] per
-//!    stream), fonts rebuilt by [`fonts`] (their CMaps bounded), forms nested at most
-//!    [`limits::MAX_PDF_FORM_DEPTH`] deep with self-drawing cut, and pdf-extract's whole work
-//!    (a nominal cost per page included, each font's as soon as it is built) bounded by
-//!    [`limits::pdf_work_budget`].
+//!    stream), fonts rebuilt by [`fonts`] (their CMaps and width tables bounded), forms nested
+//!    at most [`limits::MAX_PDF_FORM_DEPTH`] deep with self-drawing cut, and pdf-extract's
+//!    whole work (a nominal cost per page included, each font's as soon as it is built)
+//!    bounded by [`limits::pdf_work_budget`]. The memory held for the fonts' expanded width
+//!    tables and `ToUnicode` maps is bounded by [`limits::MAX_PDF_FONT_MEMORY`]: each font is
+//!    charged once, when it is built, [`fonts::WIDTH_OBJECT_BYTES`] per object of its width
+//!    table and [`fonts::UNICODE_ENTRY_BYTES`] per code of its map (a table shared by several
+//!    fonts is charged to each: each gets its own copy, and pdf-extract its own map).
 //! 3. [`output`] collects the text of all pages in one pass of pdf-extract over the document,
 //!    stopping at [`limits::MAX_TEXT_BYTES`].
 //!

@@ -20,7 +20,10 @@
 //!   each font on each page that uses it, each byte shown times the font's per-byte cost) and
 //!   refused past [`limits::pdf_work_budget`]. A font's cost (its rewritten CMaps and tables)
 //!   is taken as soon as it is built, as the first page that uses it would take it, so
-//!   building fonts stops as soon as their costs pass the budget.
+//!   building fonts stops as soon as their costs pass the budget. The memory its width table
+//!   and `ToUnicode` map take ([`fonts::Font::memory`], held in the rebuilt document and by
+//!   pdf-extract on each page that uses the font) is taken once, from its own budget:
+//!   all fonts together stay under [`limits::MAX_PDF_FONT_MEMORY`].
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::rc::Rc;
@@ -87,6 +90,8 @@ struct Sanitizer<'a> {
     /// Work taken for fonts as they were built, since the last page was counted: that page
     /// (the first to use them) takes it from its own cost.
     prepaid: usize,
+    /// The memory the fonts built so far take ([`fonts::Font::memory`]).
+    font_memory: usize,
     out: Document,
     fonts: HashMap<Key, Option<FontEntry>>,
     font_list: Vec<FontEntry>,
@@ -118,6 +123,7 @@ pub(super) fn sanitize(
         budget,
         work,
         prepaid: 0,
+        font_memory: 0,
         out: Document::with_version("1.5"),
         fonts: HashMap::new(),
         font_list: Vec::new(),
@@ -367,10 +373,12 @@ impl<'a> Sanitizer<'a> {
         Ok(self.out.add_object(Object::Dictionary(dict)))
     }
 
-    /// The sanitized font for `font` (memoised by `key`). Its cost is taken from the work
-    /// budget as soon as it is built, before it is kept or another font is built: a content
-    /// stream selecting thousands of fonts is refused once their rewritten CMaps and tables
-    /// pass the budget, not after all of them are held.
+    /// The sanitized font for `font` (memoised by `key`). Its cost and its memory are taken
+    /// as soon as it is built, before it is kept or another font is built: a content stream
+    /// selecting thousands of fonts is refused once their rewritten CMaps and tables pass the
+    /// budgets, not after all of them are held. The memory is taken once, from
+    /// [`limits::MAX_PDF_FONT_MEMORY`]; the cost from the work budget, again by every page that
+    /// uses the font, the first one excepted.
     fn font(&mut self, key: Key, font: &'a Object) -> Result<Option<FontEntry>> {
         if let Some(entry) = self.fonts.get(&key) {
             return Ok(*entry);
@@ -379,6 +387,10 @@ impl<'a> Sanitizer<'a> {
             None => None,
             Some(mut f) => {
                 self.work.take(f.cost)?;
+                self.font_memory = self.font_memory.saturating_add(f.memory);
+                if self.font_memory > limits::MAX_PDF_FONT_MEMORY {
+                    return Err(limits::pdf_font_memory_exceeded());
+                }
                 self.prepaid = self.prepaid.saturating_add(f.cost);
                 for (name, stream) in f.streams {
                     let id = self.out.add_object(Object::Stream(stream));

@@ -972,3 +972,110 @@ fn cmap_array_items_count_against_the_cap() {
     let values = &sections[0].1;
     assert!(matches!(&values[2], value::Value::Array(a) if a.len() == fonts::MAX_CMAP_ENTRIES));
 }
+
+/// Width tables expand far past their size in the file (`[0 65535 500]` is 65,536 widths),
+/// and a table shared by reference is copied into every font that uses it (and pdf-extract
+/// maps it again for each): sixteen composite fonts sharing one such `W` in a 4 KB file
+/// held 150 MB, and cost the work budget two units each. Each font is now charged
+/// `WIDTH_OBJECT_BYTES` per object of its table, once, as it is built, so they are refused;
+/// simple fonts sharing a `Widths` of 65,536 keep the 256 of codes 0–255 each; and the
+/// widths kept by a document that reads stay within the work budget, in bytes.
+#[test]
+fn shared_width_tables_are_charged_for_their_memory() {
+    // `count` fonts made by `font` from the object number of one shared `table`, each
+    // selected on the one page.
+    let with_fonts = |table: &str, font: fn(usize) -> String, count: usize| {
+        let mut pdf = Pdf::default();
+        let table = pdf.obj(table);
+        let mut fonts = String::new();
+        let mut content = "BT ".to_owned();
+        for i in 0..count {
+            let id = pdf.obj(font(table));
+            fonts.push_str(&format!("/F{i} {id} 0 R "));
+            content.push_str(&format!("/F{i} 12 Tf (A) Tj <0041> Tj "));
+        }
+        content.push_str("ET");
+        pages_pdf(&mut pdf, &[content.as_bytes()], &format!("/Font << {fonts}>>"))
+    };
+    let composite = |w: usize| {
+        format!(
+            "<< /Type /Font /Subtype /Type0 /BaseFont /X /Encoding /Identity-H /DescendantFonts [<< /Subtype /CIDFontType2 /W {w} 0 R >>] >>"
+        )
+    };
+    let simple = |w: usize| {
+        format!("<< /Type /Font /Subtype /TrueType /BaseFont /X /FirstChar 0 /Widths {w} 0 R >>")
+    };
+    // The width objects the rebuilt document keeps (widths, and a `W`'s runs), in all.
+    let kept = |bytes: &[u8]| -> Result<usize> {
+        use pdf_extract::Object;
+        let doc = PdfDocument::load_mem(bytes).expect("parses");
+        let clean = sanitize::sanitize(&doc, &mut decode::Budget::for_source(0), bytes.len())?;
+        let len = |o: Result<&Object, _>| o.and_then(Object::as_array).map_or(0, Vec::len);
+        let mut objects = 0;
+        for dict in clean.doc.objects.values().filter_map(|o| o.as_dict().ok()) {
+            objects += len(dict.get(b"Widths"));
+            let descendants = dict.get(b"DescendantFonts").and_then(Object::as_array);
+            for cid in descendants.into_iter().flatten().filter_map(|d| d.as_dict().ok()) {
+                let w = cid.get(b"W").and_then(Object::as_array).map_or(&[][..], Vec::as_slice);
+                objects += w.len() + w.iter().map(|run| len(Ok(run))).sum::<usize>();
+            }
+        }
+        Ok(objects)
+    };
+
+    // One font's table: 65,536 widths and one run, charged once for their memory.
+    let mut pdf = Pdf::default();
+    let w = pdf.obj("[0 65535 500]");
+    let font = sanitized_font(&mut pdf, &composite(w));
+    let objects = (1 << 16) + 2;
+    assert_eq!(font.memory, objects * fonts::WIDTH_OBJECT_BYTES);
+    assert!(font.memory > objects * size_of::<pdf_extract::Object>() && font.cost >= objects);
+
+    // Twenty-four fonts sharing it are refused (as soon as their memory passes the limit);
+    // two read, however small the file.
+    let bytes = with_fonts("[0 65535 500]", composite, 24);
+    assert!(bytes.len() < 8 << 10 && 24 * font.memory > limits::MAX_PDF_FONT_MEMORY);
+    assert!(matches!(kept(&bytes), Err(Error::Limit(_))));
+    let err = text_of(&bytes).expect_err("refused");
+    assert!(matches!(&err, Error::Limit(m) if m.contains("fonts would take more than")), "{err}");
+    assert!(text_of(&with_fonts("[0 65535 500]", composite, 2)).is_ok());
+
+    // Narrower tables that fit read, and what is kept stays within the budget.
+    let bytes = with_fonts("[0 1023 500]", composite, 3);
+    let objects = kept(&bytes).expect("within the budget");
+    assert_eq!(objects, 3 * (1024 + 2));
+    assert!(objects * fonts::WIDTH_OBJECT_BYTES <= limits::MAX_PDF_FONT_MEMORY);
+    assert!(text_of(&bytes).is_ok());
+
+    // Simple fonts sharing 65,536 `Widths` keep those of codes 0–255 (not 65,536 each).
+    let widths = format!("[{}]", "500 ".repeat(1 << 16));
+    let font = {
+        let mut pdf = Pdf::default();
+        let w = pdf.obj(&widths);
+        sanitized_font(&mut pdf, &simple(w))
+    };
+    let last = font.dict.get(b"LastChar").and_then(|l| l.as_i64()).expect("set");
+    let kept_widths = font.dict.get(b"Widths").and_then(|w| w.as_array()).expect("kept").len();
+    assert_eq!((last, kept_widths), (255, 256));
+    assert_eq!(font.memory, 256 * fonts::WIDTH_OBJECT_BYTES);
+    let bytes = with_fonts(&widths, simple, 20);
+    let objects = kept(&bytes).expect("within the budget");
+    assert_eq!(objects, 20 * 256);
+    assert!(objects * fonts::WIDTH_OBJECT_BYTES <= limits::MAX_PDF_FONT_MEMORY);
+    let text = text_of(&bytes).expect("reads");
+    assert!(text.matches('A').count() >= 20, "{text:.40}");
+}
+
+/// A `ToUnicode` map is charged for the entries pdf-extract makes of it, once per font.
+#[test]
+fn to_unicode_maps_are_charged_for_their_memory() {
+    let mut pdf = Pdf::default();
+    let entries: String = (0..1000).map(|c| format!("<{c:04X}> <{:04X}>\n", c + 0x41)).collect();
+    let cmap = format!("1000 beginbfchar\n{entries}endbfchar");
+    let cmap = pdf.stream("", cmap.as_bytes());
+    let font = format!(
+        "<< /Type /Font /Subtype /Type0 /BaseFont /X /Encoding /Identity-H /ToUnicode {cmap} 0 R /DescendantFonts [<< /Subtype /CIDFontType2 >>] >>"
+    );
+    let font = sanitized_font(&mut pdf, &font);
+    assert!(font.memory >= 1000 * fonts::UNICODE_ENTRY_BYTES, "{}", font.memory);
+}
