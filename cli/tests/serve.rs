@@ -805,6 +805,21 @@ fn slow_requests_are_cut_at_their_deadline_and_idle_connections_closed() {
 }
 
 #[test]
+fn a_stray_empty_line_between_requests_leaves_the_connection_idle() {
+    let dir = tempfile::tempdir().unwrap();
+    let site = make_site(dir.path());
+    let args = ["--site", path(&site), "--no-model", "--head-timeout", "1", "--idle-timeout", "1"];
+    let server = Serving::start(&args, None);
+    let mut connection = Connection::open(server.port, Duration::from_secs(60));
+    // Some clients end a body with an extra CRLF: it is skipped before the next request.
+    connection.send(b"\r\n");
+    assert_eq!(connection.exchange("GET", "/app.js", "").status, 200);
+    // One after the last request is no request: the idle connection closes without a 408.
+    connection.send(b"\r\n");
+    assert!(connection.closed(), "closed quietly");
+}
+
+#[test]
 fn a_flood_of_connections_is_refused_at_once_and_then_served() {
     let dir = tempfile::tempdir().unwrap();
     let site = make_site(dir.path());

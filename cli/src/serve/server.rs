@@ -367,9 +367,13 @@ async fn read_head<H>(
             }
             Event::Read(Ok(n)) => {
                 let new = buffer.get(..n).unwrap_or_default();
-                started.get_or_insert_with(Instant::now);
                 input.extend_from_slice(new);
                 drop_blank_lines(input);
+                // Only a byte that is not a line end starts a request: a stray empty line
+                // leaves the connection idle.
+                if !input.is_empty() {
+                    started.get_or_insert_with(Instant::now);
+                }
                 parse = new.contains(&b'\n') || input.len() > limits.head_bytes;
             }
             Event::Read(Err(e)) if e.kind() == ErrorKind::Interrupted => {}
