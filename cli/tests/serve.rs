@@ -820,6 +820,24 @@ fn a_stray_empty_line_between_requests_leaves_the_connection_idle() {
 }
 
 #[test]
+fn empty_lines_before_a_request_are_read_as_the_parser_reads_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let site = make_site(dir.path());
+    let server = Serving::start(&["--site", path(&site), "--no-model"], None);
+    let request = "GET /app.js HTTP/1.1\r\nHost: x\r\n\r\n";
+    let cases = [
+        ("a few empty lines", format!("\r\n\n\r\n{request}"), 200),
+        ("a bare CR", format!("\r{request}"), 400),
+        ("empty lines past the head's 16 KiB", format!("{}{request}", "\r\n".repeat(9 << 10)), 414),
+    ];
+    for (what, raw, status) in cases {
+        let mut connection = Connection::open(server.port, Duration::from_secs(60));
+        connection.send(raw.as_bytes());
+        assert_eq!(connection.response(false).status, status, "{what}");
+    }
+}
+
+#[test]
 fn a_flood_of_connections_is_refused_at_once_and_then_served() {
     let dir = tempfile::tempdir().unwrap();
     let site = make_site(dir.path());

@@ -9,7 +9,8 @@
 //!   [`PRESSED`] are cut with 408, and a new connection waits up to [`Config::queue_wait`] for
 //!   a place, [`Config::queue`] of them at most; past that it gets 503 with `Retry-After`.
 //! - a request's line and header fields must arrive within [`Config::head_time`] of its first
-//!   byte, within [`Limits`] (else 408, 414 or 431); its body within [`Config::body_time`]
+//!   byte (empty lines before it are not its start, but count in its head's bytes), within
+//!   [`Limits`] (else 408, 414 or 431); its body within [`Config::body_time`]
 //!   (408), at most [`Limits::body_bytes`] (413), and [`BODY_BUDGET`] bytes of bodies are held
 //!   at once, all connections together (503).
 //! - a kept-alive connection closes after [`Config::idle`] without a new request, and a client
@@ -335,15 +336,13 @@ async fn read_head<H>(
 ) -> Result<Head, Stop> {
     let Config { head_time, idle, limits, .. } = shared.config;
     let idle_until = Instant::now() + idle;
-    // Empty lines before a request mean nothing: dropped as they come.
-    let drop_blank_lines = |input: &mut Vec<u8>| {
-        let blank = input.iter().take_while(|&&b| b == b'\r' || b == b'\n').count();
-        input.drain(..blank);
-    };
-    drop_blank_lines(input);
+    // A request starts with its first byte that is not a line end: empty lines before it
+    // leave the connection idle. The parser skips them (and counts them in the head's bytes),
+    // so they are parsed only once a request has started, or when they fill the head alone.
+    let begins = |bytes: &[u8]| bytes.iter().any(|&b| b != b'\r' && b != b'\n');
     // When the first byte of the request arrived (bytes already here were pipelined).
-    let mut started = (!input.is_empty()).then(Instant::now);
-    let mut parse = started.is_some();
+    let mut started = begins(input).then(Instant::now);
+    let mut parse = started.is_some() || input.len() > limits.head_bytes;
     let mut buffer = [0; 4 << 10];
     loop {
         // Parsing again only when a line may have ended keeps a trickled head linear.
@@ -368,13 +367,11 @@ async fn read_head<H>(
             Event::Read(Ok(n)) => {
                 let new = buffer.get(..n).unwrap_or_default();
                 input.extend_from_slice(new);
-                drop_blank_lines(input);
-                // Only a byte that is not a line end starts a request: a stray empty line
-                // leaves the connection idle.
-                if !input.is_empty() {
-                    started.get_or_insert_with(Instant::now);
+                if started.is_none() && begins(new) {
+                    started = Some(Instant::now());
                 }
-                parse = new.contains(&b'\n') || input.len() > limits.head_bytes;
+                parse =
+                    (started.is_some() && new.contains(&b'\n')) || input.len() > limits.head_bytes;
             }
             Event::Read(Err(e)) if e.kind() == ErrorKind::Interrupted => {}
             Event::Read(Err(e)) => {
