@@ -26,6 +26,7 @@ mod http;
 mod response;
 mod server;
 mod static_files;
+mod system;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener};
 use std::path::PathBuf;

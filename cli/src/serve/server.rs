@@ -37,6 +37,7 @@ use tokio::time::{Instant, sleep, timeout, timeout_at};
 use super::http::{Incoming, Method, Reply};
 use super::request::{self, Head, Limits, Rejection, Version};
 use super::response::{self, Exchange};
+use super::system;
 
 /// What a connection may take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,8 +104,10 @@ struct Shared<H> {
 }
 
 /// Serves connections accepted on `listener` with `handler`, forever. Fails only if the
-/// server cannot start; accepting fails only for a moment (e.g. out of file descriptors):
-/// `warn` is told, idle connections are closed, and the loop goes on.
+/// server cannot start; accepting fails only for a moment. Out of file descriptors or memory,
+/// `warn` is told, idle connections are closed and accepting pauses briefly; any other
+/// failure is one connection's (reset before it was accepted), logged, and the next is
+/// accepted at once.
 pub(crate) fn run<H: Handler>(
     listener: StdListener,
     handler: Arc<H>,
@@ -147,14 +150,18 @@ async fn accept<H: Handler>(
                 failing = false;
                 stream
             }
-            Err(e) => {
-                // Most likely out of file descriptors: free the idle ones.
+            Err(e) if system::out_of_resources(&e) => {
+                // Free the idle connections, and let the others end before trying again.
                 shared.pressure.notify_waiters();
                 if !failing {
                     warn(&format!("accepting a connection: {e}"));
                     failing = true;
                 }
                 sleep(Duration::from_millis(100)).await;
+                continue;
+            }
+            Err(e) => {
+                shared.handler.log(&format!("accepting a connection: {e}"));
                 continue;
             }
         };
