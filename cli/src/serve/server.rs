@@ -184,7 +184,7 @@ fn refuse_busy<H: Handler>(stream: TcpStream, shared: Arc<Shared<H>>, refusing: 
     if let Ok(refusal) = Arc::clone(refusing).try_acquire_owned() {
         tokio::spawn(async move {
             let _refusal = refusal;
-            busy(stream, &shared).await;
+            refuse(stream, BUSY, &shared).await;
         });
     }
 }
@@ -214,16 +214,6 @@ async fn queued<H: Handler>(
     }
     drop(waiting);
     refuse_busy(stream, shared, &refusing);
-}
-
-/// Refuses a connection with 503 and closes it.
-async fn busy<H: Handler>(mut stream: TcpStream, shared: &Shared<H>) {
-    shared.handler.log("refused a connection: the server is full");
-    let reply = Reply::busy("the server is busy; retry in a moment\n");
-    let exchange = Exchange { version: Version::Http11, head_only: false, keep_alive: false };
-    if response::send(reply, &mut stream, exchange, shared.config.stall).await.is_ok() {
-        close(stream).await;
-    }
 }
 
 /// Why a connection stops reading requests.
@@ -334,6 +324,8 @@ async fn wait_read(
 
 /// A request refused for taking too long.
 const TOO_SLOW: Rejection = Rejection { status: 408, reason: "the request took too long" };
+/// A connection or request refused because the server is full (503 with `Retry-After`).
+const BUSY: Rejection = Rejection { status: 503, reason: "the server is busy; retry in a moment" };
 
 /// Reads the next request head into `input` and takes it from there; what follows it stays.
 async fn read_head<H>(
@@ -414,8 +406,7 @@ async fn read_body<H>(
     }
     let permits = u32::try_from(len).map_err(|_| too_large())?;
     let Ok(budget) = Arc::clone(&shared.bodies).try_acquire_many_owned(permits) else {
-        let busy = Rejection { status: 503, reason: "the server is busy; retry in a moment" };
-        return Err(Stop::Refuse(busy));
+        return Err(Stop::Refuse(BUSY));
     };
     if head.expect_continue && input.is_empty() {
         let sent = timeout(shared.config.stall, stream.write_all(b"HTTP/1.1 100 Continue\r\n\r\n"));
@@ -447,10 +438,11 @@ async fn read_body<H>(
     Ok((head, body, Some(budget)))
 }
 
-/// Ends a connection with the reply to a refused request.
+/// Ends a connection with the reply to a refused request, or refuses a connection the
+/// server has no place for ([`BUSY`]).
 async fn refuse<H: Handler>(mut stream: TcpStream, rejection: Rejection, shared: &Shared<H>) {
     let Rejection { status, reason } = rejection;
-    shared.handler.log(&format!("refused a request: {status} {reason}"));
+    shared.handler.log(&format!("refused: {status} {reason}"));
     let reply = if status == 503 {
         Reply::busy(&format!("{reason}\n"))
     } else {
