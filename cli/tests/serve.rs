@@ -474,6 +474,22 @@ fn bad_arguments_fail_with_one_clear_line() {
     assert!(line.contains("cannot listen") && line.contains(&port), "{line}");
 }
 
+#[test]
+fn connection_counts_the_server_cannot_hold_are_refused_at_startup() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let site = make_site(dir.path());
+    let huge = u64::MAX.to_string();
+    for (flag, value) in
+        [("--max-connections", huge.as_str()), ("--queue", &huge), ("--max-connections", "0")]
+    {
+        let out = serve_failing(&["--site", path(&site), "--no-model", flag, value], &cache);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{flag} {value}: {stderr}");
+        assert!(stderr.contains(flag) && stderr.contains("is not a number from"), "{stderr}");
+    }
+}
+
 /// A kept-alive connection: a request at a time, each response read by its `Content-Length`.
 struct Connection {
     reader: BufReader<TcpStream>,

@@ -76,10 +76,12 @@ pub(crate) struct Args {
     #[arg(long, short)]
     verbose: bool,
     /// Connections served at once (hidden: for tests).
-    #[arg(long, hide = true, default_value_t = server::Config::DEFAULT.max_connections)]
+    #[arg(long, hide = true, value_parser = places)]
+    #[arg(default_value_t = server::Config::DEFAULT.max_connections)]
     max_connections: usize,
     /// Connections waiting for a place when all are taken (hidden: for tests).
-    #[arg(long, hide = true, default_value_t = server::Config::DEFAULT.queue)]
+    #[arg(long, hide = true, value_parser = waiting)]
+    #[arg(default_value_t = server::Config::DEFAULT.queue)]
     queue: usize,
     /// Seconds from a request's first byte to the end of its header fields (hidden: for
     /// tests).
@@ -92,6 +94,26 @@ pub(crate) struct Args {
     /// Seconds a kept-alive connection may wait for its next request (hidden: for tests).
     #[arg(long, hide = true, value_name = "SECONDS", value_parser = seconds)]
     idle_timeout: Option<Duration>,
+}
+
+/// Parses a number of connections served at once: at least one, and no more than the
+/// server can count.
+fn places(text: &str) -> Result<usize, String> {
+    count(text, 1)
+}
+
+/// Parses a number of connections that may wait for a place.
+fn waiting(text: &str) -> Result<usize, String> {
+    count(text, 0)
+}
+
+/// Parses a number from `least` to [`server::MAX_COUNT`].
+fn count(text: &str, least: usize) -> Result<usize, String> {
+    let most = server::MAX_COUNT;
+    match text.parse::<usize>() {
+        Ok(n) if (least..=most).contains(&n) => Ok(n),
+        _ => Err(format!("{text:?} is not a number from {least} to {most}")),
+    }
 }
 
 /// Parses a positive number of seconds.
@@ -184,7 +206,7 @@ pub(crate) fn run(args: Args) -> Result<()> {
 
     let defaults = server::Config::DEFAULT;
     let config = server::Config {
-        max_connections: args.max_connections.max(1),
+        max_connections: args.max_connections,
         queue: args.queue,
         head_time: args.head_timeout.unwrap_or(defaults.head_time),
         body_time: args.body_timeout.unwrap_or(defaults.body_time),

@@ -42,9 +42,10 @@ use super::system;
 /// What a connection may take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Config {
-    /// Connections served at once.
+    /// Connections served at once, from 1 to [`MAX_COUNT`].
     pub(crate) max_connections: usize,
-    /// Connections waiting for a place when all are taken; more are refused at once.
+    /// Connections waiting for a place when all are taken, at most [`MAX_COUNT`]; more are
+    /// refused at once.
     pub(crate) queue: usize,
     /// How long a connection waits for a place before it is refused.
     pub(crate) queue_wait: Duration,
@@ -75,6 +76,9 @@ impl Config {
     };
 }
 
+/// The most connections that can be counted (served at once, or waiting), which
+/// [`Config::max_connections`] and [`Config::queue`] must not pass.
+pub(crate) const MAX_COUNT: usize = Semaphore::MAX_PERMITS;
 /// When the server is full, a request still arriving after this long is cut.
 pub(crate) const PRESSED: Duration = Duration::from_secs(1);
 /// Bytes of request bodies held at once, all connections together.
