@@ -26,7 +26,21 @@ impl Serving {
     /// Starts `edgerag serve ARGS --port 0 --json` with the model cache in `cache` (none
     /// when `cache` is empty) and waits for its startup line.
     pub(crate) fn start(args: &[&str], cache: Option<&Path>) -> Self {
-        let mut command = serve_command(args, cache);
+        Self::spawn(serve_command(args, cache), args)
+    }
+
+    /// Starts `edgerag serve ARGS` like [`Serving::start`] (no model cache), with its limit on
+    /// open files set to `soft` and `hard` by prlimit(1), from util-linux.
+    #[cfg(target_os = "linux")]
+    fn start_with_open_files(soft: u64, hard: u64, args: &[&str]) -> Self {
+        let mut command = Command::new("prlimit");
+        command.arg(format!("--nofile={soft}:{hard}")).arg(env!("CARGO_BIN_EXE_edgerag"));
+        command.arg("serve").args(args).env_remove("EDGERAG_MODEL_DIR");
+        Self::spawn(command, args)
+    }
+
+    /// Starts `command` (`edgerag serve ARGS`) on a free port and reads its startup line.
+    fn spawn(mut command: Command, args: &[&str]) -> Self {
         command.args(["--port", "0", "--json"]).stdout(Stdio::piped()).stderr(Stdio::piped());
         let mut child = command.spawn().expect("start edgerag serve");
         let stdout = child.stdout.take().expect("stdout");
@@ -60,6 +74,14 @@ impl Serving {
     fn threads(&self) -> Option<usize> {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).ok()?;
         status.lines().find_map(|l| l.strip_prefix("Threads:")).and_then(|n| n.trim().parse().ok())
+    }
+
+    /// The server's limit on open files (soft), where the system tells (Linux).
+    #[cfg(target_os = "linux")]
+    fn open_files_limit(&self) -> Option<u64> {
+        let limits = std::fs::read_to_string(format!("/proc/{}/limits", self.child.id())).ok()?;
+        let line = limits.lines().find(|l| l.starts_with("Max open files"))?;
+        line.split_whitespace().nth(3)?.parse().ok()
     }
 
     /// Stops the server and returns what it wrote on stderr.
@@ -898,6 +920,44 @@ fn a_flood_of_connections_is_refused_at_once_and_then_served() {
 
     // Once the flood and the downloads go, their places serve again.
     drop((flood, busy, stalled));
+    let got = server.get("/app.js");
+    assert_eq!((got.status, got.body.as_slice()), (200, &b"export const x = 1;\n"[..]));
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn the_limit_on_open_files_is_raised_and_never_costs_a_download_its_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let site = make_site(dir.path());
+    let args = ["--site", path(&site), "--no-model"];
+    let server = Serving::start_with_open_files(256, 4096, &args);
+    assert_eq!(server.open_files_limit(), Some(4096), "the soft limit is raised to the hard one");
+    drop(server);
+
+    // A file larger than the socket buffers (sparse): a download that stalls holds its socket
+    // and its file. 150 of them need more than 256 descriptors: the server serves the ones it
+    // has room for and refuses the others with 503 (or, in the rush, closes them without a
+    // word); a file that is there is never answered 404, and no client is left unanswered.
+    std::fs::File::create(site.join("big.bin")).unwrap().set_len(24 << 20).unwrap();
+    let server = Serving::start_with_open_files(256, 256, &args);
+    let mut downloads: Vec<Connection> =
+        (0..150).map(|_| Connection::open(server.port, Duration::from_secs(30))).collect();
+    for connection in &mut downloads {
+        connection.send(b"GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\n");
+    }
+    let (mut served, mut refused) = (0, 0);
+    for (i, connection) in downloads.iter_mut().enumerate() {
+        let mut line = String::new();
+        match connection.reader.read_line(&mut line) {
+            Ok(_) if line.starts_with("HTTP/1.1 200 ") => served += 1,
+            Ok(_) if line.starts_with("HTTP/1.1 503 ") => refused += 1,
+            Ok(0) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => {}
+            other => panic!("download {i}: {other:?} {line:?}"),
+        }
+    }
+    assert!(served >= 16 && refused >= 16, "{served} served, {refused} refused");
+    drop(downloads);
     let got = server.get("/app.js");
     assert_eq!((got.status, got.body.as_slice()), (200, &b"export const x = 1;\n"[..]));
 }

@@ -154,6 +154,7 @@ struct Started<'a> {
 
 /// Runs `edgerag serve` until the process is killed.
 pub(crate) fn run(args: Args) -> Result<()> {
+    let open_files = system::raise_open_files();
     let site = Site::open(&args.site)?;
     let bundles = assets::open_bundles(&args.bundles)?;
     let model =
@@ -205,7 +206,7 @@ pub(crate) fn run(args: Args) -> Result<()> {
     }
 
     let defaults = server::Config::DEFAULT;
-    let config = server::Config {
+    let mut config = server::Config {
         max_connections: args.max_connections,
         queue: args.queue,
         head_time: args.head_timeout.unwrap_or(defaults.head_time),
@@ -213,6 +214,16 @@ pub(crate) fn run(args: Args) -> Result<()> {
         idle: args.idle_timeout.unwrap_or(defaults.idle),
         ..defaults
     };
+    if let Some(limit) = open_files {
+        let within = config.within_open_files(limit, system::open_files());
+        if within != config && args.verbose {
+            output::note(&format!(
+                "{} connections at once and {} waiting at most: {limit} open files allowed",
+                within.max_connections, within.queue
+            ));
+        }
+        config = within;
+    }
     let state =
         Arc::new(State { site, bundles, model, chat, index, index_etag, verbose: args.verbose });
     server::run(listener, state, config, |text| output::warn(None, text))

@@ -4,7 +4,9 @@
 //!
 //! A connection costs a small task and its buffers, not a thread, so any number of idle or
 //! slow clients holds up no other. What each may take is bounded ([`Config`]):
-//! - at most [`Config::max_connections`] are served at once. When all are taken, idle
+//! - at most [`Config::max_connections`] are served at once, and fewer if the limit on open
+//!   files (raised to its hard limit at startup) cannot hold them all
+//!   ([`Config::within_open_files`]). When all are taken, idle
 //!   connections (between requests) are closed and requests still arriving after
 //!   [`PRESSED`] are cut with 408, and a new connection waits up to [`Config::queue_wait`] for
 //!   a place, [`Config::queue`] of them at most; past that it gets 503 with `Retry-After`.
@@ -74,11 +76,30 @@ impl Config {
         stall: Duration::from_secs(60),
         limits: Limits::SERVE,
     };
+
+    /// This configuration cut to what `limit` open files allow, `open` being open already.
+    ///
+    /// A connection takes two (its socket, and the site file it sends: bundles and model
+    /// files are read through handles opened once, at startup), and one waiting for a place
+    /// or being refused one takes one. Past the limit, opening a site file fails (an existing
+    /// file could not be sent) and so does accepting (new clients would wait in the backlog,
+    /// never told 503), so the places and the queue must fit in what is left beside
+    /// [`SPARE_FILES`] and [`REFUSING`] refusals; the queue takes at most a quarter of it.
+    pub(crate) fn within_open_files(self, limit: u64, open: u64) -> Self {
+        let left = limit.saturating_sub(open + SPARE_FILES + REFUSING as u64);
+        let queue = (self.queue as u64).min(left / 4);
+        let places = (self.max_connections as u64).min((left - queue) / 2).max(1);
+        // Both are at most what they were, so they fit in a usize.
+        Self { max_connections: places as usize, queue: queue as usize, ..self }
+    }
 }
 
 /// The most connections that can be counted (served at once, or waiting), which
 /// [`Config::max_connections`] and [`Config::queue`] must not pass.
 pub(crate) const MAX_COUNT: usize = Semaphore::MAX_PERMITS;
+/// Open files kept for what is not a connection, besides those open when the server starts:
+/// the event loop's own, and any a blocking thread opens for a moment.
+const SPARE_FILES: u64 = 32;
 /// When the server is full, a request still arriving after this long is cut.
 pub(crate) const PRESSED: Duration = Duration::from_secs(1);
 /// Bytes of request bodies held at once, all connections together.
@@ -476,5 +497,25 @@ async fn close(mut stream: TcpStream) {
             Ok(Ok(n)) if n > 0 => drained += n,
             _ => return,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn places_and_the_queue_fit_in_the_open_files() {
+        let config = Config::DEFAULT;
+        assert_eq!(config.within_open_files(1 << 20, 10), config, "plenty of files");
+        assert_eq!(config.within_open_files(u64::MAX, 10), config, "no limit");
+        // Linux's usual soft limit, were the hard one no higher.
+        let within = config.within_open_files(1024, 10);
+        let (places, queue) = (within.max_connections as u64, within.queue as u64);
+        assert!(0 < places && places < 512 && 0 < queue && queue <= 64, "{within:?}");
+        assert!(10 + SPARE_FILES + REFUSING as u64 + 2 * places + queue <= 1024, "{within:?}");
+        assert_eq!(within.limits, config.limits, "the rest is kept");
+        let starved = config.within_open_files(64, 10);
+        assert_eq!((starved.max_connections, starved.queue), (1, 0), "one place at least");
     }
 }
