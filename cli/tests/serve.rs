@@ -875,6 +875,74 @@ fn empty_lines_before_a_request_are_read_as_the_parser_reads_them() {
     }
 }
 
+/// Waits until every byte sent on the TCP connections to or from `port` has been read by the
+/// process at the other end (Linux: their queues in /proc/net/tcp are empty).
+#[cfg(target_os = "linux")]
+fn wait_until_read(port: u16) {
+    let port = format!(":{port:04X}");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let table = std::fs::read_to_string("/proc/net/tcp").expect("/proc/net/tcp");
+        let pending = table.lines().skip(1).any(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let ours = fields[1].ends_with(&port) || fields[2].ends_with(&port);
+            ours && fields[4] != "00000000:00000000"
+        });
+        if !pending {
+            return;
+        }
+        assert!(Instant::now() < deadline, "bytes to or from port {port} left unread");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn bodies_hold_what_they_sent_and_stalled_ones_make_room() {
+    let dir = tempfile::tempdir().unwrap();
+    let site = make_site(dir.path());
+    let args = ["--site", path(&site), "--no-model", "--body-timeout", "300"];
+    let server = Serving::start(&args, None);
+    let post = |len: usize| {
+        format!("POST /edgerag.json HTTP/1.1\r\nHost: x\r\nContent-Length: {len}\r\n\r\n")
+    };
+    let max = 1 << 20;
+
+    // 32 clients announce the largest body (1 MiB; together, the whole budget), are invited to
+    // send it (so the server is reading it), and send one byte.
+    let mut stalled: Vec<Connection> = (0..32)
+        .map(|_| {
+            let mut connection = Connection::open(server.port, Duration::from_secs(60));
+            let head = post(max).replace("\r\n\r\n", "\r\nExpect: 100-continue\r\n\r\n");
+            connection.send(head.as_bytes());
+            assert_eq!(read_head(&mut connection.reader).status, 100);
+            connection.send(b"x");
+            connection
+        })
+        .collect();
+    // Another body is read all the same: each holds what it sent, not what it announced.
+    let mut other = Connection::open(server.port, Duration::from_secs(60));
+    other.send(format!("{}{{}}", post(2)).as_bytes());
+    assert_eq!(other.response(false).status, 405);
+
+    // They send all but the last byte: together they hold nearly the whole budget. A whole
+    // body that needs more room is still read: the stalled ones (arriving for more than a
+    // second by then) are cut to make it.
+    let rest = vec![b'x'; max - 2];
+    for connection in &mut stalled {
+        connection.send(&rest);
+    }
+    wait_until_read(server.port);
+    other.send(post(max).as_bytes());
+    other.send(&vec![b'y'; max]);
+    assert_eq!(other.response(false).status, 405);
+    // The first to stall, the oldest, is the first cut.
+    let cut = stalled[0].response(false);
+    assert_eq!((cut.status, cut.header("Connection")), (408, Some("close")));
+    drop(stalled);
+    assert_eq!(server.request("POST", "/edgerag.json", &[]).status, 405);
+}
+
 #[test]
 fn a_flood_of_connections_is_refused_at_once_and_then_served() {
     let dir = tempfile::tempdir().unwrap();

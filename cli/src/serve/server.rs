@@ -13,8 +13,10 @@
 //! - a request's line and header fields must arrive within [`Config::head_time`] of its first
 //!   byte (empty lines before it are not its start, but count in its head's bytes), within
 //!   [`Limits`] (else 408, 414 or 431); its body within [`Config::body_time`]
-//!   (408), at most [`Limits::body_bytes`] (413), and [`BODY_BUDGET`] bytes of bodies are held
-//!   at once, all connections together (503).
+//!   (408), at most [`Limits::body_bytes`] (413). [`BODY_BUDGET`] bytes of bodies are held at
+//!   once, all connections together, each body's counted as they arrive: when it runs out,
+//!   bodies arriving for longer than [`PRESSED`] are cut (408) to make room, and one that finds
+//!   none within [`Config::queue_wait`] is refused (503).
 //! - a kept-alive connection closes after [`Config::idle`] without a new request, and a client
 //!   that takes none of its reply for [`Config::stall`] is dropped.
 //!
@@ -126,6 +128,8 @@ struct Shared<H> {
     pressure: Notify,
     /// Permits for [`BODY_BUDGET`] bytes of bodies.
     bodies: Arc<Semaphore>,
+    /// Signalled while [`Shared::bodies`] has no room: slow bodies are cut.
+    bodies_pressure: Notify,
 }
 
 /// Serves connections accepted on `listener` with `handler`, forever. Fails only if the
@@ -152,6 +156,7 @@ pub(crate) fn run<H: Handler>(
         config,
         pressure: Notify::new(),
         bodies: Arc::new(Semaphore::new(BODY_BUDGET)),
+        bodies_pressure: Notify::new(),
     });
     runtime.block_on(async move {
         let listener = TcpListener::from_std(listener).context("cannot listen")?;
@@ -224,21 +229,32 @@ async fn queued<H: Handler>(
     refusing: Arc<Semaphore>,
 ) {
     let until = Instant::now() + shared.config.queue_wait;
+    match pressing(&shared.pressure, until, Arc::clone(&places).acquire_owned()).await {
+        Some(Ok(place)) => {
+            drop(waiting);
+            connection(stream, shared, place).await;
+        }
+        Some(Err(_)) => {}
+        None => {
+            drop(waiting);
+            refuse_busy(stream, shared, &refusing);
+        }
+    }
+}
+
+/// Waits for `future` until `until`, signalling `pressure` meanwhile, every 200 ms (what it
+/// cuts is cut once old enough); `None` if `until` comes first.
+async fn pressing<F: Future>(pressure: &Notify, until: Instant, future: F) -> Option<F::Output> {
+    let mut future = pin!(future);
     loop {
-        shared.pressure.notify_waiters();
+        pressure.notify_waiters();
         let step = (Instant::now() + Duration::from_millis(200)).min(until);
-        match timeout_at(step, Arc::clone(&places).acquire_owned()).await {
-            Ok(Ok(place)) => {
-                drop(waiting);
-                return connection(stream, shared, place).await;
-            }
-            Ok(Err(_)) => return,
-            Err(_) if Instant::now() >= until => break,
+        match timeout_at(step, future.as_mut()).await {
+            Ok(output) => return Some(output),
+            Err(_) if Instant::now() >= until => return None,
             Err(_) => {}
         }
     }
-    drop(waiting);
-    refuse_busy(stream, shared, &refusing);
 }
 
 /// Why a connection stops reading requests.
@@ -322,24 +338,28 @@ enum Event {
     Read(io::Result<usize>),
     /// The deadline passed.
     Deadline,
-    /// The server is full.
+    /// The server is full (or, for a body, the body budget).
     Pressure,
 }
 
-/// Reads what arrives on `stream` into `buffer`, until `deadline` or the server is full.
+/// Reads what arrives on `stream` into `buffer`, until `deadline` or the server is full
+/// (`pressure`, or `also`).
 async fn wait_read(
     stream: &mut TcpStream,
     buffer: &mut [u8],
     deadline: Instant,
     pressure: &Notify,
+    also: Option<&Notify>,
 ) -> Event {
     let mut read = pin!(stream.read(buffer));
     let mut pressed = pin!(pressure.notified());
+    let mut also = pin!(also.map(Notify::notified));
     let either = poll_fn(|cx| {
         if let Poll::Ready(read) = read.as_mut().poll(cx) {
             return Poll::Ready(Event::Read(read));
         }
-        if pressed.as_mut().poll(cx).is_ready() {
+        let also = also.as_mut().as_pin_mut().is_some_and(|also| also.poll(cx).is_ready());
+        if pressed.as_mut().poll(cx).is_ready() || also {
             return Poll::Ready(Event::Pressure);
         }
         Poll::Pending
@@ -381,7 +401,7 @@ async fn read_head<H>(
             }
         }
         let deadline = started.map_or(idle_until, |started| started + head_time);
-        match wait_read(stream, &mut buffer, deadline, &shared.pressure).await {
+        match wait_read(stream, &mut buffer, deadline, &shared.pressure, None).await {
             Event::Read(Ok(0)) => {
                 return Err(match started {
                     None => Stop::Quiet,
@@ -416,23 +436,20 @@ async fn read_head<H>(
 }
 
 /// Reads the body announced by `head` (after `100 Continue` if the client waits for it),
-/// taking its bytes from [`BODY_BUDGET`] until the permit returned is dropped.
+/// taking its bytes from [`BODY_BUDGET`] as they arrive ([`reserve`]), until the permit
+/// returned is dropped: what a body holds is what it sent, not what it announced.
 async fn read_body<H>(
     stream: &mut TcpStream,
     input: &mut Vec<u8>,
     head: Head,
     shared: &Shared<H>,
 ) -> Result<(Head, Vec<u8>, Option<OwnedSemaphorePermit>), Stop> {
-    // The parser refuses lengths over the limit (1 MiB), so these conversions hold.
-    let too_large = || Stop::Refuse(Rejection { status: 413, reason: "the body is too large" });
-    let len = usize::try_from(head.content_length).map_err(|_| too_large())?;
+    // The parser refuses lengths over the limit (1 MiB), so this conversion holds.
+    let too_large = Rejection { status: 413, reason: "the body is too large" };
+    let len = usize::try_from(head.content_length).map_err(|_| Stop::Refuse(too_large))?;
     if len == 0 {
         return Ok((head, Vec::new(), None));
     }
-    let permits = u32::try_from(len).map_err(|_| too_large())?;
-    let Ok(budget) = Arc::clone(&shared.bodies).try_acquire_many_owned(permits) else {
-        return Err(Stop::Refuse(BUSY));
-    };
     if head.expect_continue && input.is_empty() {
         let sent = timeout(shared.config.stall, stream.write_all(b"HTTP/1.1 100 Continue\r\n\r\n"));
         match sent.await {
@@ -444,15 +461,22 @@ async fn read_body<H>(
     let started = Instant::now();
     let deadline = started + shared.config.body_time;
     let mut body = Vec::with_capacity(len.min(64 << 10));
+    let mut budget = None;
     let buffered = input.len().min(len);
+    reserve(&mut budget, buffered, shared).await?;
     body.extend(input.drain(..buffered));
     let mut buffer = [0; 16 << 10];
     while body.len() < len {
         let want = (len - body.len()).min(buffer.len());
         let piece = buffer.get_mut(..want).unwrap_or_default();
-        match wait_read(stream, piece, deadline, &shared.pressure).await {
+        match wait_read(stream, piece, deadline, &shared.pressure, Some(&shared.bodies_pressure))
+            .await
+        {
             Event::Read(Ok(0)) => return Err(Stop::Failed(ErrorKind::UnexpectedEof.into())),
-            Event::Read(Ok(n)) => body.extend_from_slice(piece.get(..n).unwrap_or_default()),
+            Event::Read(Ok(n)) => {
+                reserve(&mut budget, n, shared).await?;
+                body.extend_from_slice(piece.get(..n).unwrap_or_default());
+            }
             Event::Read(Err(e)) if e.kind() == ErrorKind::Interrupted => {}
             Event::Read(Err(e)) => return Err(Stop::Failed(e)),
             Event::Deadline => return Err(Stop::Refuse(TOO_SLOW)),
@@ -460,7 +484,38 @@ async fn read_body<H>(
             Event::Pressure => {}
         }
     }
-    Ok((head, body, Some(budget)))
+    Ok((head, body, budget))
+}
+
+/// Adds `bytes` just received to `held`, a body's share of [`BODY_BUDGET`]: at once if there is
+/// room, else once bodies arriving for longer than [`PRESSED`] have been cut to make some
+/// ([`Shared::bodies_pressure`]); 503 if none is made within [`Config::queue_wait`].
+async fn reserve<H>(
+    held: &mut Option<OwnedSemaphorePermit>,
+    bytes: usize,
+    shared: &Shared<H>,
+) -> Result<(), Stop> {
+    if bytes == 0 {
+        return Ok(());
+    }
+    // A read is at most a buffer, and a body at most 1 MiB: the conversion holds.
+    let permits = u32::try_from(bytes).map_err(|_| Stop::Refuse(BUSY))?;
+    let permit = match Arc::clone(&shared.bodies).try_acquire_many_owned(permits) {
+        Ok(permit) => permit,
+        Err(_) => {
+            let until = Instant::now() + shared.config.queue_wait;
+            let room = Arc::clone(&shared.bodies).acquire_many_owned(permits);
+            match pressing(&shared.bodies_pressure, until, room).await {
+                Some(Ok(permit)) => permit,
+                _ => return Err(Stop::Refuse(BUSY)),
+            }
+        }
+    };
+    match held {
+        Some(held) => held.merge(permit),
+        None => *held = Some(permit),
+    }
+    Ok(())
 }
 
 /// Ends a connection with the reply to a refused request, or refuses a connection the
