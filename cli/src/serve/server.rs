@@ -6,19 +6,25 @@
 //! slow clients holds up no other. What each may take is bounded ([`Config`]):
 //! - at most [`Config::max_connections`] are served at once, and fewer if the limit on open
 //!   files (raised to its hard limit at startup) cannot hold them all
-//!   ([`Config::within_open_files`]). When all are taken, idle
-//!   connections (between requests) are closed and requests still arriving after
-//!   [`PRESSED`] are cut with 408, and a new connection waits up to [`Config::queue_wait`] for
-//!   a place, [`Config::queue`] of them at most; past that it gets 503 with `Retry-After`.
+//!   ([`Config::within_open_files`]). When all are taken, idle connections (between
+//!   requests) are closed and requests still arriving after [`PRESSED`] are cut with 408,
+//!   and a new connection waits up to [`Config::queue_wait`] for a place, [`Config::queue`]
+//!   of them at most; past that it gets 503 with `Retry-After`.
 //! - a request's line and header fields must arrive within [`Config::head_time`] of its first
 //!   byte (empty lines before it are not its start, but count in its head's bytes), within
-//!   [`Limits`] (else 408, 414 or 431); its body within [`Config::body_time`]
-//!   (408), at most [`Limits::body_bytes`] (413). [`BODY_BUDGET`] bytes of bodies are held at
-//!   once, all connections together, each body's counted as they arrive: when it runs out,
-//!   bodies arriving for longer than [`PRESSED`] are cut (408) to make room, and one that finds
-//!   none within [`Config::queue_wait`] is refused (503).
+//!   [`Limits`] (else 408, 414 or 431); its body within [`Config::body_time`] (408), at most
+//!   [`Limits::body_bytes`] (413). [`BODY_BUDGET`] bytes of bodies are held at once, all
+//!   connections together, each body's counted as they arrive: when it runs out, bodies
+//!   arriving for longer than [`PRESSED`] are cut (408) to make room, and one that finds none
+//!   within [`Config::queue_wait`] is refused (503).
 //! - a kept-alive connection closes after [`Config::idle`] without a new request, and a client
 //!   that takes none of its reply for [`Config::stall`] is dropped.
+//!
+//! Pressure never cuts a reply: a client that keeps taking its reply, however slowly, holds
+//! its place until the reply ends, and one that takes nothing holds it for up to
+//! [`Config::stall`] (the semantics of nginx's `send_timeout`). So clients that request large
+//! files and stop reading can keep every place taken for that long; shortening the stall
+//! time is what bounds it.
 //!
 //! Requests on one connection are answered in order (HTTP/1.1 keep-alive and pipelining). A
 //! refused request is answered with its status, then the connection closes.
