@@ -26,7 +26,21 @@ impl Serving {
     /// Starts `edgerag serve ARGS --port 0 --json` with the model cache in `cache` (none
     /// when `cache` is empty) and waits for its startup line.
     pub(crate) fn start(args: &[&str], cache: Option<&Path>) -> Self {
-        let mut command = serve_command(args, cache);
+        Self::spawn(serve_command(args, cache), args)
+    }
+
+    /// Starts `edgerag serve ARGS` like [`Serving::start`] (no model cache), with its limit on
+    /// open files set to `soft` and `hard` by prlimit(1), from util-linux.
+    #[cfg(target_os = "linux")]
+    fn start_with_open_files(soft: u64, hard: u64, args: &[&str]) -> Self {
+        let mut command = Command::new("prlimit");
+        command.arg(format!("--nofile={soft}:{hard}")).arg(env!("CARGO_BIN_EXE_edgerag"));
+        command.arg("serve").args(args).env_remove("EDGERAG_MODEL_DIR");
+        Self::spawn(command, args)
+    }
+
+    /// Starts `command` (`edgerag serve ARGS`) on a free port and reads its startup line.
+    fn spawn(mut command: Command, args: &[&str]) -> Self {
         command.args(["--port", "0", "--json"]).stdout(Stdio::piped()).stderr(Stdio::piped());
         let mut child = command.spawn().expect("start edgerag serve");
         let stdout = child.stdout.take().expect("stdout");
@@ -60,6 +74,14 @@ impl Serving {
     fn threads(&self) -> Option<usize> {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).ok()?;
         status.lines().find_map(|l| l.strip_prefix("Threads:")).and_then(|n| n.trim().parse().ok())
+    }
+
+    /// The server's limit on open files (soft), where the system tells (Linux).
+    #[cfg(target_os = "linux")]
+    fn open_files_limit(&self) -> Option<u64> {
+        let limits = std::fs::read_to_string(format!("/proc/{}/limits", self.child.id())).ok()?;
+        let line = limits.lines().find(|l| l.starts_with("Max open files"))?;
+        line.split_whitespace().nth(3)?.parse().ok()
     }
 
     /// Stops the server and returns what it wrote on stderr.
@@ -474,6 +496,22 @@ fn bad_arguments_fail_with_one_clear_line() {
     assert!(line.contains("cannot listen") && line.contains(&port), "{line}");
 }
 
+#[test]
+fn connection_counts_the_server_cannot_hold_are_refused_at_startup() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let site = make_site(dir.path());
+    let huge = u64::MAX.to_string();
+    for (flag, value) in
+        [("--max-connections", huge.as_str()), ("--queue", &huge), ("--max-connections", "0")]
+    {
+        let out = serve_failing(&["--site", path(&site), "--no-model", flag, value], &cache);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{flag} {value}: {stderr}");
+        assert!(stderr.contains(flag) && stderr.contains("is not a number from"), "{stderr}");
+    }
+}
+
 /// A kept-alive connection: a request at a time, each response read by its `Content-Length`.
 struct Connection {
     reader: BufReader<TcpStream>,
@@ -805,6 +843,107 @@ fn slow_requests_are_cut_at_their_deadline_and_idle_connections_closed() {
 }
 
 #[test]
+fn a_stray_empty_line_between_requests_leaves_the_connection_idle() {
+    let dir = tempfile::tempdir().unwrap();
+    let site = make_site(dir.path());
+    let args = ["--site", path(&site), "--no-model", "--head-timeout", "1", "--idle-timeout", "1"];
+    let server = Serving::start(&args, None);
+    let mut connection = Connection::open(server.port, Duration::from_secs(60));
+    // Some clients end a body with an extra CRLF: it is skipped before the next request.
+    connection.send(b"\r\n");
+    assert_eq!(connection.exchange("GET", "/app.js", "").status, 200);
+    // One after the last request is no request: the idle connection closes without a 408.
+    connection.send(b"\r\n");
+    assert!(connection.closed(), "closed quietly");
+}
+
+#[test]
+fn empty_lines_before_a_request_are_read_as_the_parser_reads_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let site = make_site(dir.path());
+    let server = Serving::start(&["--site", path(&site), "--no-model"], None);
+    let request = "GET /app.js HTTP/1.1\r\nHost: x\r\n\r\n";
+    let cases = [
+        ("a few empty lines", format!("\r\n\n\r\n{request}"), 200),
+        ("a bare CR", format!("\r{request}"), 400),
+        ("empty lines past the head's 16 KiB", format!("{}{request}", "\r\n".repeat(9 << 10)), 414),
+    ];
+    for (what, raw, status) in cases {
+        let mut connection = Connection::open(server.port, Duration::from_secs(60));
+        connection.send(raw.as_bytes());
+        assert_eq!(connection.response(false).status, status, "{what}");
+    }
+}
+
+/// Waits until every byte sent on the TCP connections to or from `port` has been read by the
+/// process at the other end (Linux: their queues in /proc/net/tcp are empty).
+#[cfg(target_os = "linux")]
+fn wait_until_read(port: u16) {
+    let port = format!(":{port:04X}");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let table = std::fs::read_to_string("/proc/net/tcp").expect("/proc/net/tcp");
+        let pending = table.lines().skip(1).any(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let ours = fields[1].ends_with(&port) || fields[2].ends_with(&port);
+            ours && fields[4] != "00000000:00000000"
+        });
+        if !pending {
+            return;
+        }
+        assert!(Instant::now() < deadline, "bytes to or from port {port} left unread");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn bodies_hold_what_they_sent_and_stalled_ones_make_room() {
+    let dir = tempfile::tempdir().unwrap();
+    let site = make_site(dir.path());
+    let args = ["--site", path(&site), "--no-model", "--body-timeout", "300"];
+    let server = Serving::start(&args, None);
+    let post = |len: usize| {
+        format!("POST /edgerag.json HTTP/1.1\r\nHost: x\r\nContent-Length: {len}\r\n\r\n")
+    };
+    let max = 1 << 20;
+
+    // 32 clients announce the largest body (1 MiB; together, the whole budget), are invited to
+    // send it (so the server is reading it), and send one byte.
+    let mut stalled: Vec<Connection> = (0..32)
+        .map(|_| {
+            let mut connection = Connection::open(server.port, Duration::from_secs(60));
+            let head = post(max).replace("\r\n\r\n", "\r\nExpect: 100-continue\r\n\r\n");
+            connection.send(head.as_bytes());
+            assert_eq!(read_head(&mut connection.reader).status, 100);
+            connection.send(b"x");
+            connection
+        })
+        .collect();
+    // Another body is read all the same: each holds what it sent, not what it announced.
+    let mut other = Connection::open(server.port, Duration::from_secs(60));
+    other.send(format!("{}{{}}", post(2)).as_bytes());
+    assert_eq!(other.response(false).status, 405);
+
+    // They send all but the last byte: together they hold nearly the whole budget. A whole
+    // body that needs more room is still read: the stalled ones (arriving for more than a
+    // second by then) are cut to make it.
+    let rest = vec![b'x'; max - 2];
+    for connection in &mut stalled {
+        connection.send(&rest);
+    }
+    wait_until_read(server.port);
+    other.send(post(max).as_bytes());
+    other.send(&vec![b'y'; max]);
+    assert_eq!(other.response(false).status, 405);
+    // The first to stall, the oldest, is the first cut.
+    let cut = stalled[0].response(false);
+    assert_eq!((cut.status, cut.header("Connection")), (408, Some("close")));
+    drop(stalled);
+    assert_eq!(server.request("POST", "/edgerag.json", &[]).status, 405);
+}
+
+#[test]
 fn a_flood_of_connections_is_refused_at_once_and_then_served() {
     let dir = tempfile::tempdir().unwrap();
     let site = make_site(dir.path());
@@ -849,6 +988,44 @@ fn a_flood_of_connections_is_refused_at_once_and_then_served() {
 
     // Once the flood and the downloads go, their places serve again.
     drop((flood, busy, stalled));
+    let got = server.get("/app.js");
+    assert_eq!((got.status, got.body.as_slice()), (200, &b"export const x = 1;\n"[..]));
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn the_limit_on_open_files_is_raised_and_never_costs_a_download_its_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let site = make_site(dir.path());
+    let args = ["--site", path(&site), "--no-model"];
+    let server = Serving::start_with_open_files(256, 4096, &args);
+    assert_eq!(server.open_files_limit(), Some(4096), "the soft limit is raised to the hard one");
+    drop(server);
+
+    // A file larger than the socket buffers (sparse): a download that stalls holds its socket
+    // and its file. 150 of them need more than 256 descriptors: the server serves the ones it
+    // has room for and refuses the others with 503 (or, in the rush, closes them without a
+    // word); a file that is there is never answered 404, and no client is left unanswered.
+    std::fs::File::create(site.join("big.bin")).unwrap().set_len(24 << 20).unwrap();
+    let server = Serving::start_with_open_files(256, 256, &args);
+    let mut downloads: Vec<Connection> =
+        (0..150).map(|_| Connection::open(server.port, Duration::from_secs(30))).collect();
+    for connection in &mut downloads {
+        connection.send(b"GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\n");
+    }
+    let (mut served, mut refused) = (0, 0);
+    for (i, connection) in downloads.iter_mut().enumerate() {
+        let mut line = String::new();
+        match connection.reader.read_line(&mut line) {
+            Ok(_) if line.starts_with("HTTP/1.1 200 ") => served += 1,
+            Ok(_) if line.starts_with("HTTP/1.1 503 ") => refused += 1,
+            Ok(0) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => {}
+            other => panic!("download {i}: {other:?} {line:?}"),
+        }
+    }
+    assert!(served >= 16 && refused >= 16, "{served} served, {refused} refused");
+    drop(downloads);
     let got = server.get("/app.js");
     assert_eq!((got.status, got.body.as_slice()), (200, &b"export const x = 1;\n"[..]));
 }

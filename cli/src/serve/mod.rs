@@ -26,6 +26,7 @@ mod http;
 mod response;
 mod server;
 mod static_files;
+mod system;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener};
 use std::path::PathBuf;
@@ -75,10 +76,12 @@ pub(crate) struct Args {
     #[arg(long, short)]
     verbose: bool,
     /// Connections served at once (hidden: for tests).
-    #[arg(long, hide = true, default_value_t = server::Config::DEFAULT.max_connections)]
+    #[arg(long, hide = true, value_parser = places)]
+    #[arg(default_value_t = server::Config::DEFAULT.max_connections)]
     max_connections: usize,
     /// Connections waiting for a place when all are taken (hidden: for tests).
-    #[arg(long, hide = true, default_value_t = server::Config::DEFAULT.queue)]
+    #[arg(long, hide = true, value_parser = waiting)]
+    #[arg(default_value_t = server::Config::DEFAULT.queue)]
     queue: usize,
     /// Seconds from a request's first byte to the end of its header fields (hidden: for
     /// tests).
@@ -91,6 +94,26 @@ pub(crate) struct Args {
     /// Seconds a kept-alive connection may wait for its next request (hidden: for tests).
     #[arg(long, hide = true, value_name = "SECONDS", value_parser = seconds)]
     idle_timeout: Option<Duration>,
+}
+
+/// Parses a number of connections served at once: at least one, and no more than the
+/// server can count.
+fn places(text: &str) -> Result<usize, String> {
+    count(text, 1)
+}
+
+/// Parses a number of connections that may wait for a place.
+fn waiting(text: &str) -> Result<usize, String> {
+    count(text, 0)
+}
+
+/// Parses a number from `least` to [`server::MAX_COUNT`].
+fn count(text: &str, least: usize) -> Result<usize, String> {
+    let most = server::MAX_COUNT;
+    match text.parse::<usize>() {
+        Ok(n) if (least..=most).contains(&n) => Ok(n),
+        _ => Err(format!("{text:?} is not a number from {least} to {most}")),
+    }
 }
 
 /// Parses a positive number of seconds.
@@ -131,6 +154,7 @@ struct Started<'a> {
 
 /// Runs `edgerag serve` until the process is killed.
 pub(crate) fn run(args: Args) -> Result<()> {
+    let open_files = system::raise_open_files();
     let site = Site::open(&args.site)?;
     let bundles = assets::open_bundles(&args.bundles)?;
     let model =
@@ -182,14 +206,24 @@ pub(crate) fn run(args: Args) -> Result<()> {
     }
 
     let defaults = server::Config::DEFAULT;
-    let config = server::Config {
-        max_connections: args.max_connections.max(1),
+    let mut config = server::Config {
+        max_connections: args.max_connections,
         queue: args.queue,
         head_time: args.head_timeout.unwrap_or(defaults.head_time),
         body_time: args.body_timeout.unwrap_or(defaults.body_time),
         idle: args.idle_timeout.unwrap_or(defaults.idle),
         ..defaults
     };
+    if let Some(limit) = open_files {
+        let within = config.within_open_files(limit, system::open_files());
+        if within != config && args.verbose {
+            output::note(&format!(
+                "{} connections at once and {} waiting at most: {limit} open files allowed",
+                within.max_connections, within.queue
+            ));
+        }
+        config = within;
+    }
     let state =
         Arc::new(State { site, bundles, model, chat, index, index_etag, verbose: args.verbose });
     server::run(listener, state, config, |text| output::warn(None, text))

@@ -128,6 +128,13 @@ impl<W: AsyncWrite + Unpin> Out<'_, W> {
         if self.pending.len() >= PIECE { self.write_pending().await } else { Ok(()) }
     }
 
+    /// Adds `data` as one chunk of a chunked body, writing what is gathered once it makes a
+    /// piece.
+    async fn put_chunk(&mut self, data: &[u8]) -> io::Result<()> {
+        write_chunk(&mut self.pending, data)?;
+        if self.pending.len() >= PIECE { self.write_pending().await } else { Ok(()) }
+    }
+
     /// Writes what is gathered.
     async fn write_pending(&mut self) -> io::Result<()> {
         if self.pending.is_empty() {
@@ -212,16 +219,14 @@ async fn copy<W: AsyncWrite + Unpin>(
             break;
         }
         if chunked {
-            out.put(format!("{:X}\r\n", buffer.len()).as_bytes()).await?;
-            out.put(&buffer).await?;
-            out.put(b"\r\n").await?;
+            out.put_chunk(&buffer).await?;
         } else {
             out.put(&buffer).await?;
         }
         left = left.saturating_sub(buffer.len() as u64);
     }
     if chunked {
-        out.put(b"0\r\n\r\n").await?;
+        out.put(LAST_CHUNK).await?;
     }
     Ok(())
 }
@@ -307,6 +312,20 @@ fn valid_header(name: &str, value: &str) -> bool {
         && value.bytes().all(|b| b.is_ascii_graphic() || b == b' ' || b == b'\t')
 }
 
+/// Writes `data` to `out` as one chunk of a chunked body; nothing if it is empty (an empty
+/// chunk would end the body).
+fn write_chunk(out: &mut impl Write, data: &[u8]) -> io::Result<()> {
+    if data.is_empty() {
+        return Ok(());
+    }
+    write!(out, "{:X}\r\n", data.len())?;
+    out.write_all(data)?;
+    out.write_all(b"\r\n")
+}
+
+/// The end of a chunked body: the last chunk and an empty trailer section.
+const LAST_CHUNK: &[u8] = b"0\r\n\r\n";
+
 /// Sends what is written to it as chunks of a chunked body.
 ///
 /// Writes are gathered up to 16 KiB per chunk; [`Write::flush`] sends what was gathered as
@@ -329,20 +348,10 @@ impl<W: Write> ChunkedWriter<W> {
         Self { inner, pending: Vec::new() }
     }
 
-    /// Sends `data` as one chunk (nothing if it is empty).
-    fn chunk(inner: &mut W, data: &[u8]) -> io::Result<()> {
-        if data.is_empty() {
-            return Ok(());
-        }
-        write!(inner, "{:X}\r\n", data.len())?;
-        inner.write_all(data)?;
-        inner.write_all(b"\r\n")
-    }
-
     /// Sends what is pending, the last chunk and an empty trailer section, and flushes.
     pub(crate) fn finish(mut self) -> io::Result<W> {
-        Self::chunk(&mut self.inner, &self.pending)?;
-        self.inner.write_all(b"0\r\n\r\n")?;
+        write_chunk(&mut self.inner, &self.pending)?;
+        self.inner.write_all(LAST_CHUNK)?;
         self.inner.flush()?;
         Ok(self.inner)
     }
@@ -351,11 +360,11 @@ impl<W: Write> ChunkedWriter<W> {
 impl<W: Write> Write for ChunkedWriter<W> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         if self.pending.is_empty() && buf.len() >= Self::CHUNK {
-            Self::chunk(&mut self.inner, buf)?;
+            write_chunk(&mut self.inner, buf)?;
         } else {
             self.pending.extend_from_slice(buf);
             if self.pending.len() >= Self::CHUNK {
-                Self::chunk(&mut self.inner, &self.pending)?;
+                write_chunk(&mut self.inner, &self.pending)?;
                 self.pending.clear();
             }
         }
@@ -363,7 +372,7 @@ impl<W: Write> Write for ChunkedWriter<W> {
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        Self::chunk(&mut self.inner, &self.pending)?;
+        write_chunk(&mut self.inner, &self.pending)?;
         self.pending.clear();
         self.inner.flush()
     }

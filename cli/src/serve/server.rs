@@ -4,16 +4,27 @@
 //!
 //! A connection costs a small task and its buffers, not a thread, so any number of idle or
 //! slow clients holds up no other. What each may take is bounded ([`Config`]):
-//! - at most [`Config::max_connections`] are served at once. When all are taken, idle
-//!   connections (between requests) are closed and requests still arriving after
-//!   [`PRESSED`] are cut with 408, and a new connection waits up to [`Config::queue_wait`] for
-//!   a place, [`Config::queue`] of them at most; past that it gets 503 with `Retry-After`.
+//! - at most [`Config::max_connections`] are served at once, and fewer if the limit on open
+//!   files (raised to its hard limit at startup) cannot hold them all
+//!   ([`Config::within_open_files`]). When all are taken, idle connections (between
+//!   requests) are closed and requests still arriving after [`PRESSED`] are cut with 408,
+//!   and a new connection waits up to [`Config::queue_wait`] for a place, [`Config::queue`]
+//!   of them at most; past that it gets 503 with `Retry-After`.
 //! - a request's line and header fields must arrive within [`Config::head_time`] of its first
-//!   byte, within [`Limits`] (else 408, 414 or 431); its body within [`Config::body_time`]
-//!   (408), at most [`Limits::body_bytes`] (413), and [`BODY_BUDGET`] bytes of bodies are held
-//!   at once, all connections together (503).
+//!   byte (empty lines before it are not its start, but count in its head's bytes), within
+//!   [`Limits`] (else 408, 414 or 431); its body within [`Config::body_time`] (408), at most
+//!   [`Limits::body_bytes`] (413). [`BODY_BUDGET`] bytes of bodies are held at once, all
+//!   connections together, each body's counted as they arrive: when it runs out, bodies
+//!   arriving for longer than [`PRESSED`] are cut (408) to make room, and one that finds none
+//!   within [`Config::queue_wait`] is refused (503).
 //! - a kept-alive connection closes after [`Config::idle`] without a new request, and a client
 //!   that takes none of its reply for [`Config::stall`] is dropped.
+//!
+//! Pressure never cuts a reply: a client that keeps taking its reply, however slowly, holds
+//! its place until the reply ends, and one that takes nothing holds it for up to
+//! [`Config::stall`] (the semantics of nginx's `send_timeout`). So clients that request large
+//! files and stop reading can keep every place taken for that long; shortening the stall
+//! time is what bounds it.
 //!
 //! Requests on one connection are answered in order (HTTP/1.1 keep-alive and pipelining). A
 //! refused request is answered with its status, then the connection closes.
@@ -36,13 +47,15 @@ use tokio::time::{Instant, sleep, timeout, timeout_at};
 use super::http::{Incoming, Method, Reply};
 use super::request::{self, Head, Limits, Rejection, Version};
 use super::response::{self, Exchange};
+use super::system;
 
 /// What a connection may take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Config {
-    /// Connections served at once.
+    /// Connections served at once, from 1 to [`MAX_COUNT`].
     pub(crate) max_connections: usize,
-    /// Connections waiting for a place when all are taken; more are refused at once.
+    /// Connections waiting for a place when all are taken, at most [`MAX_COUNT`]; more are
+    /// refused at once.
     pub(crate) queue: usize,
     /// How long a connection waits for a place before it is refused.
     pub(crate) queue_wait: Duration,
@@ -71,8 +84,30 @@ impl Config {
         stall: Duration::from_secs(60),
         limits: Limits::SERVE,
     };
+
+    /// This configuration cut to what `limit` open files allow, `open` being open already.
+    ///
+    /// A connection takes two (its socket, and the site file it sends: bundles and model
+    /// files are read through handles opened once, at startup), and one waiting for a place
+    /// or being refused one takes one. Past the limit, opening a site file fails (an existing
+    /// file could not be sent) and so does accepting (new clients would wait in the backlog,
+    /// never told 503), so the places and the queue must fit in what is left beside
+    /// [`SPARE_FILES`] and [`REFUSING`] refusals; the queue takes at most a quarter of it.
+    pub(crate) fn within_open_files(self, limit: u64, open: u64) -> Self {
+        let left = limit.saturating_sub(open + SPARE_FILES + REFUSING as u64);
+        let queue = (self.queue as u64).min(left / 4);
+        let places = (self.max_connections as u64).min((left - queue) / 2).max(1);
+        // Both are at most what they were, so they fit in a usize.
+        Self { max_connections: places as usize, queue: queue as usize, ..self }
+    }
 }
 
+/// The most connections that can be counted (served at once, or waiting), which
+/// [`Config::max_connections`] and [`Config::queue`] must not pass.
+pub(crate) const MAX_COUNT: usize = Semaphore::MAX_PERMITS;
+/// Open files kept for what is not a connection, besides those open when the server starts:
+/// the event loop's own, and any a blocking thread opens for a moment.
+const SPARE_FILES: u64 = 32;
 /// When the server is full, a request still arriving after this long is cut.
 pub(crate) const PRESSED: Duration = Duration::from_secs(1);
 /// Bytes of request bodies held at once, all connections together.
@@ -99,11 +134,15 @@ struct Shared<H> {
     pressure: Notify,
     /// Permits for [`BODY_BUDGET`] bytes of bodies.
     bodies: Arc<Semaphore>,
+    /// Signalled while [`Shared::bodies`] has no room: slow bodies are cut.
+    bodies_pressure: Notify,
 }
 
 /// Serves connections accepted on `listener` with `handler`, forever. Fails only if the
-/// server cannot start; accepting fails only for a moment (e.g. out of file descriptors):
-/// `warn` is told, idle connections are closed, and the loop goes on.
+/// server cannot start; accepting fails only for a moment. Out of file descriptors or memory,
+/// `warn` is told, idle connections are closed and accepting pauses briefly; any other
+/// failure is one connection's (reset before it was accepted), logged, and the next is
+/// accepted at once.
 pub(crate) fn run<H: Handler>(
     listener: StdListener,
     handler: Arc<H>,
@@ -123,6 +162,7 @@ pub(crate) fn run<H: Handler>(
         config,
         pressure: Notify::new(),
         bodies: Arc::new(Semaphore::new(BODY_BUDGET)),
+        bodies_pressure: Notify::new(),
     });
     runtime.block_on(async move {
         let listener = TcpListener::from_std(listener).context("cannot listen")?;
@@ -146,14 +186,18 @@ async fn accept<H: Handler>(
                 failing = false;
                 stream
             }
-            Err(e) => {
-                // Most likely out of file descriptors: free the idle ones.
+            Err(e) if system::out_of_resources(&e) => {
+                // Free the idle connections, and let the others end before trying again.
                 shared.pressure.notify_waiters();
                 if !failing {
                     warn(&format!("accepting a connection: {e}"));
                     failing = true;
                 }
                 sleep(Duration::from_millis(100)).await;
+                continue;
+            }
+            Err(e) => {
+                shared.handler.log(&format!("accepting a connection: {e}"));
                 continue;
             }
         };
@@ -176,7 +220,7 @@ fn refuse_busy<H: Handler>(stream: TcpStream, shared: Arc<Shared<H>>, refusing: 
     if let Ok(refusal) = Arc::clone(refusing).try_acquire_owned() {
         tokio::spawn(async move {
             let _refusal = refusal;
-            busy(stream, &shared).await;
+            refuse(stream, BUSY, &shared).await;
         });
     }
 }
@@ -191,30 +235,31 @@ async fn queued<H: Handler>(
     refusing: Arc<Semaphore>,
 ) {
     let until = Instant::now() + shared.config.queue_wait;
-    loop {
-        shared.pressure.notify_waiters();
-        let step = (Instant::now() + Duration::from_millis(200)).min(until);
-        match timeout_at(step, Arc::clone(&places).acquire_owned()).await {
-            Ok(Ok(place)) => {
-                drop(waiting);
-                return connection(stream, shared, place).await;
-            }
-            Ok(Err(_)) => return,
-            Err(_) if Instant::now() >= until => break,
-            Err(_) => {}
+    match pressing(&shared.pressure, until, Arc::clone(&places).acquire_owned()).await {
+        Some(Ok(place)) => {
+            drop(waiting);
+            connection(stream, shared, place).await;
+        }
+        Some(Err(_)) => {}
+        None => {
+            drop(waiting);
+            refuse_busy(stream, shared, &refusing);
         }
     }
-    drop(waiting);
-    refuse_busy(stream, shared, &refusing);
 }
 
-/// Refuses a connection with 503 and closes it.
-async fn busy<H: Handler>(mut stream: TcpStream, shared: &Shared<H>) {
-    shared.handler.log("refused a connection: the server is full");
-    let reply = Reply::busy("the server is busy; retry in a moment\n");
-    let exchange = Exchange { version: Version::Http11, head_only: false, keep_alive: false };
-    if response::send(reply, &mut stream, exchange, shared.config.stall).await.is_ok() {
-        close(stream).await;
+/// Waits for `future` until `until`, signalling `pressure` meanwhile, every 200 ms (what it
+/// cuts is cut once old enough); `None` if `until` comes first.
+async fn pressing<F: Future>(pressure: &Notify, until: Instant, future: F) -> Option<F::Output> {
+    let mut future = pin!(future);
+    loop {
+        pressure.notify_waiters();
+        let step = (Instant::now() + Duration::from_millis(200)).min(until);
+        match timeout_at(step, future.as_mut()).await {
+            Ok(output) => return Some(output),
+            Err(_) if Instant::now() >= until => return None,
+            Err(_) => {}
+        }
     }
 }
 
@@ -299,24 +344,28 @@ enum Event {
     Read(io::Result<usize>),
     /// The deadline passed.
     Deadline,
-    /// The server is full.
+    /// The server is full (or, for a body, the body budget).
     Pressure,
 }
 
-/// Reads what arrives on `stream` into `buffer`, until `deadline` or the server is full.
+/// Reads what arrives on `stream` into `buffer`, until `deadline` or the server is full
+/// (`pressure`, or `also`).
 async fn wait_read(
     stream: &mut TcpStream,
     buffer: &mut [u8],
     deadline: Instant,
     pressure: &Notify,
+    also: Option<&Notify>,
 ) -> Event {
     let mut read = pin!(stream.read(buffer));
     let mut pressed = pin!(pressure.notified());
+    let mut also = pin!(also.map(Notify::notified));
     let either = poll_fn(|cx| {
         if let Poll::Ready(read) = read.as_mut().poll(cx) {
             return Poll::Ready(Event::Read(read));
         }
-        if pressed.as_mut().poll(cx).is_ready() {
+        let also = also.as_mut().as_pin_mut().is_some_and(|also| also.poll(cx).is_ready());
+        if pressed.as_mut().poll(cx).is_ready() || also {
             return Poll::Ready(Event::Pressure);
         }
         Poll::Pending
@@ -326,6 +375,8 @@ async fn wait_read(
 
 /// A request refused for taking too long.
 const TOO_SLOW: Rejection = Rejection { status: 408, reason: "the request took too long" };
+/// A connection or request refused because the server is full (503 with `Retry-After`).
+const BUSY: Rejection = Rejection { status: 503, reason: "the server is busy; retry in a moment" };
 
 /// Reads the next request head into `input` and takes it from there; what follows it stays.
 async fn read_head<H>(
@@ -335,15 +386,13 @@ async fn read_head<H>(
 ) -> Result<Head, Stop> {
     let Config { head_time, idle, limits, .. } = shared.config;
     let idle_until = Instant::now() + idle;
-    // Empty lines before a request mean nothing: dropped as they come.
-    let drop_blank_lines = |input: &mut Vec<u8>| {
-        let blank = input.iter().take_while(|&&b| b == b'\r' || b == b'\n').count();
-        input.drain(..blank);
-    };
-    drop_blank_lines(input);
+    // A request starts with its first byte that is not a line end: empty lines before it
+    // leave the connection idle. The parser skips them (and counts them in the head's bytes),
+    // so they are parsed only once a request has started, or when they fill the head alone.
+    let begins = |bytes: &[u8]| bytes.iter().any(|&b| b != b'\r' && b != b'\n');
     // When the first byte of the request arrived (bytes already here were pipelined).
-    let mut started = (!input.is_empty()).then(Instant::now);
-    let mut parse = started.is_some();
+    let mut started = begins(input).then(Instant::now);
+    let mut parse = started.is_some() || input.len() > limits.head_bytes;
     let mut buffer = [0; 4 << 10];
     loop {
         // Parsing again only when a line may have ended keeps a trickled head linear.
@@ -358,7 +407,7 @@ async fn read_head<H>(
             }
         }
         let deadline = started.map_or(idle_until, |started| started + head_time);
-        match wait_read(stream, &mut buffer, deadline, &shared.pressure).await {
+        match wait_read(stream, &mut buffer, deadline, &shared.pressure, None).await {
             Event::Read(Ok(0)) => {
                 return Err(match started {
                     None => Stop::Quiet,
@@ -367,10 +416,12 @@ async fn read_head<H>(
             }
             Event::Read(Ok(n)) => {
                 let new = buffer.get(..n).unwrap_or_default();
-                started.get_or_insert_with(Instant::now);
                 input.extend_from_slice(new);
-                drop_blank_lines(input);
-                parse = new.contains(&b'\n') || input.len() > limits.head_bytes;
+                if started.is_none() && begins(new) {
+                    started = Some(Instant::now());
+                }
+                parse =
+                    (started.is_some() && new.contains(&b'\n')) || input.len() > limits.head_bytes;
             }
             Event::Read(Err(e)) if e.kind() == ErrorKind::Interrupted => {}
             Event::Read(Err(e)) => {
@@ -391,24 +442,20 @@ async fn read_head<H>(
 }
 
 /// Reads the body announced by `head` (after `100 Continue` if the client waits for it),
-/// taking its bytes from [`BODY_BUDGET`] until the permit returned is dropped.
+/// taking its bytes from [`BODY_BUDGET`] as they arrive ([`reserve`]), until the permit
+/// returned is dropped: what a body holds is what it sent, not what it announced.
 async fn read_body<H>(
     stream: &mut TcpStream,
     input: &mut Vec<u8>,
     head: Head,
     shared: &Shared<H>,
 ) -> Result<(Head, Vec<u8>, Option<OwnedSemaphorePermit>), Stop> {
-    // The parser refuses lengths over the limit (1 MiB), so these conversions hold.
-    let too_large = || Stop::Refuse(Rejection { status: 413, reason: "the body is too large" });
-    let len = usize::try_from(head.content_length).map_err(|_| too_large())?;
+    // The parser refuses lengths over the limit (1 MiB), so this conversion holds.
+    let too_large = Rejection { status: 413, reason: "the body is too large" };
+    let len = usize::try_from(head.content_length).map_err(|_| Stop::Refuse(too_large))?;
     if len == 0 {
         return Ok((head, Vec::new(), None));
     }
-    let permits = u32::try_from(len).map_err(|_| too_large())?;
-    let Ok(budget) = Arc::clone(&shared.bodies).try_acquire_many_owned(permits) else {
-        let busy = Rejection { status: 503, reason: "the server is busy; retry in a moment" };
-        return Err(Stop::Refuse(busy));
-    };
     if head.expect_continue && input.is_empty() {
         let sent = timeout(shared.config.stall, stream.write_all(b"HTTP/1.1 100 Continue\r\n\r\n"));
         match sent.await {
@@ -420,15 +467,22 @@ async fn read_body<H>(
     let started = Instant::now();
     let deadline = started + shared.config.body_time;
     let mut body = Vec::with_capacity(len.min(64 << 10));
+    let mut budget = None;
     let buffered = input.len().min(len);
+    reserve(&mut budget, buffered, shared).await?;
     body.extend(input.drain(..buffered));
     let mut buffer = [0; 16 << 10];
     while body.len() < len {
         let want = (len - body.len()).min(buffer.len());
         let piece = buffer.get_mut(..want).unwrap_or_default();
-        match wait_read(stream, piece, deadline, &shared.pressure).await {
+        match wait_read(stream, piece, deadline, &shared.pressure, Some(&shared.bodies_pressure))
+            .await
+        {
             Event::Read(Ok(0)) => return Err(Stop::Failed(ErrorKind::UnexpectedEof.into())),
-            Event::Read(Ok(n)) => body.extend_from_slice(piece.get(..n).unwrap_or_default()),
+            Event::Read(Ok(n)) => {
+                reserve(&mut budget, n, shared).await?;
+                body.extend_from_slice(piece.get(..n).unwrap_or_default());
+            }
             Event::Read(Err(e)) if e.kind() == ErrorKind::Interrupted => {}
             Event::Read(Err(e)) => return Err(Stop::Failed(e)),
             Event::Deadline => return Err(Stop::Refuse(TOO_SLOW)),
@@ -436,13 +490,45 @@ async fn read_body<H>(
             Event::Pressure => {}
         }
     }
-    Ok((head, body, Some(budget)))
+    Ok((head, body, budget))
 }
 
-/// Ends a connection with the reply to a refused request.
+/// Adds `bytes` just received to `held`, a body's share of [`BODY_BUDGET`]: at once if there is
+/// room, else once bodies arriving for longer than [`PRESSED`] have been cut to make some
+/// ([`Shared::bodies_pressure`]); 503 if none is made within [`Config::queue_wait`].
+async fn reserve<H>(
+    held: &mut Option<OwnedSemaphorePermit>,
+    bytes: usize,
+    shared: &Shared<H>,
+) -> Result<(), Stop> {
+    if bytes == 0 {
+        return Ok(());
+    }
+    // A read is at most a buffer, and a body at most 1 MiB: the conversion holds.
+    let permits = u32::try_from(bytes).map_err(|_| Stop::Refuse(BUSY))?;
+    let permit = match Arc::clone(&shared.bodies).try_acquire_many_owned(permits) {
+        Ok(permit) => permit,
+        Err(_) => {
+            let until = Instant::now() + shared.config.queue_wait;
+            let room = Arc::clone(&shared.bodies).acquire_many_owned(permits);
+            match pressing(&shared.bodies_pressure, until, room).await {
+                Some(Ok(permit)) => permit,
+                _ => return Err(Stop::Refuse(BUSY)),
+            }
+        }
+    };
+    match held {
+        Some(held) => held.merge(permit),
+        None => *held = Some(permit),
+    }
+    Ok(())
+}
+
+/// Ends a connection with the reply to a refused request, or refuses a connection the
+/// server has no place for ([`BUSY`]).
 async fn refuse<H: Handler>(mut stream: TcpStream, rejection: Rejection, shared: &Shared<H>) {
     let Rejection { status, reason } = rejection;
-    shared.handler.log(&format!("refused a request: {status} {reason}"));
+    shared.handler.log(&format!("refused: {status} {reason}"));
     let reply = if status == 503 {
         Reply::busy(&format!("{reason}\n"))
     } else {
@@ -472,5 +558,25 @@ async fn close(mut stream: TcpStream) {
             Ok(Ok(n)) if n > 0 => drained += n,
             _ => return,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn places_and_the_queue_fit_in_the_open_files() {
+        let config = Config::DEFAULT;
+        assert_eq!(config.within_open_files(1 << 20, 10), config, "plenty of files");
+        assert_eq!(config.within_open_files(u64::MAX, 10), config, "no limit");
+        // Linux's usual soft limit, were the hard one no higher.
+        let within = config.within_open_files(1024, 10);
+        let (places, queue) = (within.max_connections as u64, within.queue as u64);
+        assert!(0 < places && places < 512 && 0 < queue && queue <= 64, "{within:?}");
+        assert!(10 + SPARE_FILES + REFUSING as u64 + 2 * places + queue <= 1024, "{within:?}");
+        assert_eq!(within.limits, config.limits, "the rest is kept");
+        let starved = config.within_open_files(64, 10);
+        assert_eq!((starved.max_connections, starved.queue), (1, 0), "one place at least");
     }
 }

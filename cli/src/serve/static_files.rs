@@ -10,13 +10,14 @@
 //! is redirected to it so that relative URLs resolve.
 
 use std::fs::{self, File, Metadata};
-use std::io::ErrorKind;
+use std::io::{self, ErrorKind};
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
 use anyhow::{Result, bail};
 
 use super::http::{Incoming, Reply, encode_segment};
+use super::system;
 
 /// The site directory.
 #[derive(Debug)]
@@ -54,7 +55,8 @@ impl Site {
         let opened = File::open(&file).and_then(|f| f.metadata().map(|m| (f, m)));
         let (handle, meta) = match opened {
             Ok((handle, meta)) if meta.is_file() => (handle, meta),
-            _ => return Reply::not_found(),
+            Ok(_) => return Reply::not_found(),
+            Err(e) => return unopened(&e),
         };
         let name = file.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
         let content_type = mime(&name);
@@ -101,6 +103,22 @@ impl Site {
         }
         let meta = fs::metadata(&canonical).ok()?;
         Some((canonical, meta))
+    }
+}
+
+/// The reply for a site file found but not opened: 404 if it is gone or not to be read, 503
+/// while the server is out of file descriptors or memory (it will have some again), else 500:
+/// a file that is there is never answered as missing.
+fn unopened(error: &io::Error) -> Reply {
+    match error.kind() {
+        ErrorKind::NotFound
+        | ErrorKind::PermissionDenied
+        | ErrorKind::IsADirectory
+        | ErrorKind::NotADirectory => Reply::not_found(),
+        _ if system::out_of_resources(error) => {
+            Reply::busy("the server is busy; retry in a moment\n")
+        }
+        _ => Reply::text(500, "the file cannot be read\n"),
     }
 }
 
@@ -161,6 +179,21 @@ mod tests {
         assert_eq!(mime("app.js.map"), "application/json");
         assert_eq!(mime("README"), "application/octet-stream");
         assert_eq!(mime("demo.bundle"), "application/octet-stream");
+    }
+
+    #[test]
+    fn a_file_that_cannot_be_opened_is_missing_only_if_it_is_not_there() {
+        let status = |error: io::Error| unopened(&error).status;
+        assert_eq!(status(ErrorKind::NotFound.into()), 404);
+        assert_eq!(status(ErrorKind::PermissionDenied.into()), 404);
+        assert_eq!(status(ErrorKind::IsADirectory.into()), 404);
+        assert_eq!(status(io::Error::other("a disk error")), 500);
+        #[cfg(unix)]
+        for code in [libc::EMFILE, libc::ENFILE] {
+            let reply = unopened(&io::Error::from_raw_os_error(code));
+            assert_eq!(reply.status, 503, "{code}");
+            assert!(reply.headers.iter().any(|(name, _)| *name == "Retry-After"), "{code}");
+        }
     }
 
     #[test]
