@@ -6,6 +6,10 @@
 //! parser's nesting at 100 levels, and drops a deeper object; such a file is refused here with
 //! a limit error rather than read with objects missing; the pass itself never recurses).
 //!
+//! Dictionaries are read as lopdf reads them: of a repeated key, the last value counts, and the
+//! entries the pass looks at ([`KEYS`]) are read however many others come before them; a value
+//! of theirs holding more than [`DICT_ITEMS`] items is refused rather than read in part.
+//!
 //! lopdf then parses an object at every offset its cross-reference sections give, which may
 //! be anywhere: inside another object's stream data, a string or a comment. So every
 //! `n g obj` header in the file is read, wherever it is, and refused: chains of stream
@@ -32,7 +36,12 @@ use crate::{Error, Result, limits};
 /// length refers to an integer object).
 pub(super) const MAX_LENGTH_CHAIN: usize = 32;
 
-/// Items kept when reading a stream's dictionary.
+/// The dictionary entries the pass reads (every other entry is read and dropped, however many
+/// there are).
+const KEYS: &[&[u8]] = &[b"Type", b"Length", b"Filter", b"DecodeParms", b"W", b"Encrypt"];
+
+/// Most items (array items and dictionary values) the values of [`KEYS`] in one dictionary
+/// may hold in all: real files have a few; more is refused.
 const DICT_ITEMS: usize = 4096;
 
 /// Worst-case growth of each filter, for object streams that cannot be inflated before lopdf
@@ -81,7 +90,7 @@ pub(super) fn prescan(bytes: &[u8], budget: &mut Budget) -> Result<()> {
         match token {
             Token::DictOpen | Token::ArrayOpen => {
                 let dict = token == Token::DictOpen;
-                let value = value::read_container(&mut lexer, dict, DICT_ITEMS)?;
+                let value = value::read_entries(&mut lexer, dict, KEYS, DICT_ITEMS)?;
                 if value.get(b"Encrypt").is_some() {
                     encrypted = true;
                 }
@@ -278,7 +287,7 @@ fn object_headers(
         lexer.set_pos(body);
         // Whatever the first token is (a string may be long), it is read and counted.
         let dict = match lexer.next_token() {
-            Some(Token::DictOpen) => Some(value::read_container(&mut lexer, true, DICT_ITEMS)?),
+            Some(Token::DictOpen) => Some(value::read_entries(&mut lexer, true, KEYS, DICT_ITEMS)?),
             _ => None,
         };
         let is_stream = dict.is_some() && lexer.next_token() == Some(Token::Keyword(b"stream"));

@@ -786,3 +786,25 @@ fn every_entry_leading_to_an_object_stream_is_charged() {
     let err = text_of(&updated).expect_err("refused");
     assert!(matches!(&err, Error::Limit(m) if m.contains("inflate past")), "{err}");
 }
+
+/// The pre-scan reads a dictionary as lopdf does: a repeated key's last value counts, and
+/// entries after thousands of others are read, so an object stream whose `/Type` is given
+/// twice, or comes after a long array, is inflated against the budget like any other. A value
+/// the pre-scan reads holding more items than it keeps is refused rather than cut.
+#[test]
+fn repeated_and_late_keys_are_read_as_lopdf_reads_them() {
+    let bomb = zlib(&vec![b' '; 32 << 20]);
+    let junk = format!("/Junk [{}]", "1 ".repeat(5000));
+    for dict in ["/Type /XObject /Type /ObjStm", &format!("{junk} /Type /ObjStm")] {
+        let mut pdf = Pdf::default();
+        pdf.stream(&format!("{dict} /N 1 /First 4 /Filter /FlateDecode"), &bomb);
+        let bytes = pages_pdf(&mut pdf, &[b"BT /F1 12 Tf (x) Tj ET"], "");
+        let err = text_of(&bytes).expect_err("refused");
+        assert!(matches!(&err, Error::Limit(m) if m.contains("inflate past")), "{dict:.40}: {err}");
+    }
+    let mut pdf = Pdf::default();
+    pdf.stream(&format!("/Filter [{}]", "/AHx ".repeat(5000)), b"41");
+    let bytes = pages_pdf(&mut pdf, &[b"BT /F1 12 Tf (x) Tj ET"], "");
+    let err = text_of(&bytes).expect_err("refused");
+    assert!(matches!(&err, Error::Limit(m) if m.contains("more than 4096 items")), "{err}");
+}
