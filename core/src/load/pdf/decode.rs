@@ -1,7 +1,10 @@
-//! Stream decoding under a budget: every byte a filter produces (and every byte of a stream
-//! without filters, which is copied) is counted, and decoding stops with [`Error::Limit`] as
-//! soon as the streams decoded for a document pass [`limits::inflate_budget`] (a stream
-//! decoded twice counts twice). Nothing here trusts a declared size.
+//! Stream decoding under a budget: every byte a filter reads and every byte it produces (and
+//! every byte of a stream without filters, which is copied) is counted, with a nominal byte
+//! for each filter of the chain, and decoding stops with [`Error::Limit`] as soon as the
+//! streams decoded for a document pass [`limits::inflate_budget`] (a stream decoded twice
+//! counts twice). The bytes read count because decoding them is work even when it produces
+//! nothing (ASCII85 over white space, deflate's empty blocks): a stream decoded again and
+//! again is bounded like one inflating. Nothing here trusts a declared size.
 //!
 //! Filters: `FlateDecode`, `LZWDecode` (with PNG and TIFF predictors), `ASCIIHexDecode`,
 //! `ASCII85Decode`, `RunLengthDecode`, and the `Identity` crypt filter. Image codecs (DCT,
@@ -123,14 +126,16 @@ fn is_known(name: &[u8]) -> bool {
     )
 }
 
-/// Undoes the stream's filters, counting every produced byte against `budget` (the bytes of a
-/// stream without filters too: they are copied). Broken data decodes as far as it goes (as
-/// PDF readers do); the budget is never exceeded.
+/// Undoes the stream's filters, counting against `budget` every byte each filter reads and
+/// produces, and a byte for each filter (the bytes of a stream without filters once: they are
+/// copied). Broken data decodes as far as it goes (as PDF readers do); the budget is never
+/// exceeded.
 ///
 /// # Errors
 /// [`Error::Limit`] when the budget runs out.
 pub(super) fn decode(dict: &Dictionary, data: &[u8], budget: &mut Budget) -> Result<Decoded> {
     let chain = filters(dict);
+    budget.take(chain.len())?;
     if chain.iter().any(|(name, _)| !is_known(name)) {
         return Ok(Decoded::Image);
     }
@@ -140,8 +145,8 @@ pub(super) fn decode(dict: &Dictionary, data: &[u8], budget: &mut Budget) -> Res
         let output = match name {
             b"FlateDecode" | b"Fl" => predict(inflate(input, budget)?, params),
             b"LZWDecode" | b"LZW" => predict(lzw(input, params, budget)?, params),
-            b"ASCIIHexDecode" | b"AHx" => counted(ascii_hex(input), budget)?,
-            b"ASCII85Decode" | b"A85" => counted(ascii85(input), budget)?,
+            b"ASCIIHexDecode" | b"AHx" => counted(ascii_hex(read(input, b'>', budget)?), budget)?,
+            b"ASCII85Decode" | b"A85" => counted(ascii85(read(input, b'~', budget)?), budget)?,
             b"RunLengthDecode" | b"RL" => run_length(input, budget)?,
             _ => continue, // Crypt: lopdf has decrypted already (Identity otherwise).
         };
@@ -160,13 +165,31 @@ fn counted(out: Vec<u8>, budget: &mut Budget) -> Result<Vec<u8>> {
     Ok(out)
 }
 
-/// Reads all of `reader` into a vector, chunk by chunk against the budget. A read error ends
-/// the data (keeping what came before it).
-fn read_counted(mut reader: impl Read, budget: &mut Budget) -> Result<Vec<u8>> {
+/// The part of `input` a filter whose data ends at the first `end` byte reads, charged to
+/// the budget.
+fn read<'a>(input: &'a [u8], end: u8, budget: &mut Budget) -> Result<&'a [u8]> {
+    let len = input.iter().position(|&b| b == end).map_or(input.len(), |at| at + 1);
+    budget.take(len)?;
+    Ok(input.get(..len).unwrap_or_default())
+}
+
+/// Reads all of `reader` (a decompressor, which has read `total_in` bytes of its input so
+/// far) into a vector, chunk by chunk against the budget, its input read included. A read
+/// error ends the data (keeping what came before it).
+fn read_counted<R: Read>(
+    mut reader: R,
+    total_in: impl Fn(&R) -> u64,
+    budget: &mut Budget,
+) -> Result<Vec<u8>> {
     let mut out = Vec::new();
     let mut chunk = vec![0u8; CHUNK];
+    let mut charged_in = 0u64;
     loop {
-        match reader.read(&mut chunk) {
+        let read = reader.read(&mut chunk);
+        let consumed = total_in(&reader);
+        budget.take(usize::try_from(consumed.saturating_sub(charged_in)).unwrap_or(usize::MAX))?;
+        charged_in = consumed;
+        match read {
             Ok(0) | Err(_) => return Ok(out),
             Ok(n) => {
                 budget.take(n)?;
@@ -178,12 +201,11 @@ fn read_counted(mut reader: impl Read, budget: &mut Budget) -> Result<Vec<u8>> {
 
 /// zlib-wrapped deflate; raw deflate when the zlib header is broken.
 fn inflate(input: &[u8], budget: &mut Budget) -> Result<Vec<u8>> {
-    let out = read_counted(flate2::read::ZlibDecoder::new(input), budget)?;
+    use flate2::read::{DeflateDecoder, ZlibDecoder};
+    let out = read_counted(ZlibDecoder::new(input), ZlibDecoder::total_in, budget)?;
     if out.is_empty() && input.len() > 2 {
-        return read_counted(
-            flate2::read::DeflateDecoder::new(input.get(2..).unwrap_or_default()),
-            budget,
-        );
+        let raw = DeflateDecoder::new(input.get(2..).unwrap_or_default());
+        return read_counted(raw, DeflateDecoder::total_in, budget);
     }
     Ok(out)
 }
@@ -201,7 +223,7 @@ fn lzw(input: &[u8], params: Option<&Dictionary>, budget: &mut Budget) -> Result
     let mut rest = input;
     loop {
         let result = decoder.decode_bytes(rest, &mut chunk);
-        budget.take(result.consumed_out)?;
+        budget.take(result.consumed_in.saturating_add(result.consumed_out))?;
         out.extend_from_slice(chunk.get(..result.consumed_out).unwrap_or_default());
         rest = rest.get(result.consumed_in..).unwrap_or_default();
         match result.status {
@@ -266,6 +288,7 @@ fn ascii85_group(group: &[u8; 5]) -> [u8; 4] {
     (value as u32).to_be_bytes()
 }
 
+/// Each run is charged the bytes read for it and those it produces.
 fn run_length(input: &[u8], budget: &mut Budget) -> Result<Vec<u8>> {
     let mut out = Vec::new();
     let mut i = 0;
@@ -276,7 +299,7 @@ fn run_length(input: &[u8], budget: &mut Budget) -> Result<Vec<u8>> {
             0..=127 => {
                 let n = usize::from(len) + 1;
                 let run = input.get(i..(i + n).min(input.len())).unwrap_or_default();
-                budget.take(run.len())?;
+                budget.take(1 + 2 * run.len())?;
                 out.extend_from_slice(run);
                 i += n;
             }
@@ -284,7 +307,7 @@ fn run_length(input: &[u8], budget: &mut Budget) -> Result<Vec<u8>> {
                 let Some(&b) = input.get(i) else { break };
                 i += 1;
                 let n = 257 - usize::from(len);
-                budget.take(n)?;
+                budget.take(2 + n)?;
                 out.resize(out.len() + n, b);
             }
         }

@@ -23,7 +23,8 @@
 //!    cross-reference and object streams, which lopdf inflates by itself, inflated here
 //!    first against the document's budget ([`limits::inflate_budget`]: 100 times the file's
 //!    size plus 1 MiB, at most 256 MiB, for all the streams decoded, each time one is
-//!    decoded or copied).
+//!    decoded or copied; [`decode`] charges it the bytes each filter reads as well as those
+//!    it writes, so decoding to nothing is not free).
 //! 2. [`sanitize`] rebuilds the document pdf-extract sees: the page tree walked iteratively
 //!    (`Kids` cycles and shared subtrees walked once, `/Parent` cycles refused, depth
 //!    bounded), streams decoded (or copied) by [`decode`] under the same budget,

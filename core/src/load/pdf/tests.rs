@@ -808,3 +808,45 @@ fn repeated_and_late_keys_are_read_as_lopdf_reads_them() {
     let err = text_of(&bytes).expect_err("refused");
     assert!(matches!(&err, Error::Limit(m) if m.contains("more than 4096 items")), "{err}");
 }
+
+/// Decoding is charged the bytes it reads, not only those it produces: a stream decoding to
+/// nothing (ASCII85 over white space, ASCIIHex over other bytes, deflate's empty stored
+/// blocks) named hundreds of times in `/Contents`, or read to the end of the file from each of
+/// many object stream headers whose length lopdf cannot resolve, runs out the budget instead
+/// of being decoded again and again for free.
+#[test]
+fn decoding_is_charged_the_bytes_it_reads() {
+    let mut empty_blocks = vec![0x78, 0x01];
+    empty_blocks.extend_from_slice(&[0, 0, 0, 0xff, 0xff].repeat(13_000));
+    empty_blocks.extend_from_slice(&[1, 0, 0, 0xff, 0xff, 0, 0, 0, 1]);
+    let streams = [
+        ("/ASCII85Decode", vec![b' '; 64 << 10]),
+        ("/ASCIIHexDecode", vec![b'x'; 64 << 10]),
+        ("/FlateDecode", empty_blocks),
+    ];
+    for (filter, data) in &streams {
+        for times in [1, 300] {
+            let mut pdf = Pdf::default();
+            let empty = pdf.stream(&format!("/Filter {filter}"), data);
+            let text = pdf.stream("", b"BT /F1 12 Tf (x) Tj ET");
+            let refs = format!("{empty} 0 R ").repeat(times);
+            let bytes = one_page_pdf(&mut pdf, &format!("/Contents [{text} 0 R {refs}]"));
+            match text_of(&bytes) {
+                Ok(text) if times == 1 => assert_eq!(text, "x"),
+                Err(Error::Limit(m)) if times > 1 && m.contains("inflate past") => {}
+                other => panic!("{filter} {times} times: {other:?}"),
+            }
+        }
+    }
+
+    let mut pdf = Pdf::default();
+    for _ in 0..200 {
+        pdf.obj(
+            "<< /Type /ObjStm /N 0 /First 0 /Length 999 0 R /Filter /ASCII85Decode >>\nstream\n\nendstream",
+        );
+    }
+    pdf.stream("", &vec![b' '; 1 << 20]);
+    let bytes = pages_pdf(&mut pdf, &[b"BT /F1 12 Tf (x) Tj ET"], "");
+    let err = text_of(&bytes).expect_err("refused");
+    assert!(matches!(&err, Error::Limit(m) if m.contains("inflate past")), "{err}");
+}
