@@ -66,6 +66,15 @@ struct ObjectInfo {
     object_stream: bool,
 }
 
+/// What [`object_headers`] finds.
+struct Headers {
+    objects: HashMap<u32, ObjectInfo>,
+    loader_streams: Vec<LoaderStream>,
+    /// Bytes read in all: dictionaries, and white space and comments skipped.
+    #[cfg_attr(not(test), expect(dead_code, reason = "the tests check the bound"))]
+    read: usize,
+}
+
 /// A stream lopdf inflates on its own while loading.
 struct LoaderStream {
     /// The digits of its header's object number: where lopdf reads it from.
@@ -108,7 +117,7 @@ pub(super) fn prescan(bytes: &[u8], budget: &mut Budget) -> Result<()> {
     }
     let mut tokens = lexer.tokens();
     check_tokens(tokens)?;
-    let (objects, loader_streams) = object_headers(bytes, &ends)?;
+    let Headers { objects, loader_streams, .. } = object_headers(bytes, &ends)?;
     check_length_chains(&objects)?;
     // Where lopdf parses objects: the offsets of the cross-reference entries in use.
     let mut offsets = table_offsets(bytes);
@@ -260,19 +269,27 @@ fn entries_per_header(
 /// stream with its `/W` checked) is gathered for every number it may be read as.
 ///
 /// Dictionaries are read again only where headers overlap (a header inside another object's
-/// dictionary); the bytes read in all are bounded by twice the file's size plus 1 MiB, and
-/// what is kept (object numbers, streams lopdf inflates) by [`limits::MAX_PDF_TOKENS`].
+/// dictionary), and white space and comments between a header's parts are skipped once
+/// however many headers start inside them ([`Spaces`]). The bytes read in all, both counted,
+/// are bounded by twice the file's size plus 1 MiB (past it the file is refused), and what is
+/// kept (object numbers, streams lopdf inflates) by [`limits::MAX_PDF_TOKENS`].
 ///
 /// # Errors
-/// [`Error::Limit`] for nesting past [`limits::MAX_DEPTH`] or headers overlapping past that
-/// bound; [`Error::Pdf`] for a cross-reference stream lopdf would loop on.
-fn object_headers(
-    bytes: &[u8],
-    ends: &[usize],
-) -> Result<(HashMap<u32, ObjectInfo>, Vec<LoaderStream>)> {
+/// [`Error::Limit`] for nesting past [`limits::MAX_DEPTH`] or reading past that bound;
+/// [`Error::Pdf`] for a cross-reference stream lopdf would loop on.
+fn object_headers(bytes: &[u8], ends: &[usize]) -> Result<Headers> {
     let mut objects: HashMap<u32, ObjectInfo> = HashMap::new();
     let mut loader_streams = Vec::new();
-    let mut left = bytes.len().saturating_mul(2).saturating_add(1 << 20);
+    let bound = bytes.len().saturating_mul(2).saturating_add(1 << 20);
+    let overlap = || {
+        Error::Limit(
+            "the PDF's object headers overlap past twice its size (objects hidden inside objects)"
+                .to_owned(),
+        )
+    };
+    let mut spaces = Spaces { bytes, furthest: usize::MAX..usize::MAX, looked_at: 0 };
+    // Bytes of dictionaries read.
+    let mut read = 0usize;
     // Object numbers and streams kept, bounded by the token limit.
     let mut kept = 0usize;
     let mut pos = 0;
@@ -280,7 +297,9 @@ fn object_headers(
         let run_start = pos + offset;
         let run_end = skip(bytes, run_start, |b| b.is_ascii_digit());
         pos = run_end;
-        let Some(body) = object_body(bytes, run_end) else { continue };
+        let body = object_body(&mut spaces, run_end);
+        let left = bound.checked_sub(read.saturating_add(spaces.looked_at)).ok_or_else(overlap)?;
+        let Some(body) = body else { continue };
         // The object's dictionary, read with at most `left` bytes.
         let limit = body.saturating_add(left).min(bytes.len());
         let mut lexer = Lexer::new(bytes.get(..limit).unwrap_or_default());
@@ -292,12 +311,9 @@ fn object_headers(
         };
         let is_stream = dict.is_some() && lexer.next_token() == Some(Token::Keyword(b"stream"));
         if lexer.pos() >= limit && limit < bytes.len() {
-            return Err(Error::Limit(
-                "the PDF's object headers overlap past twice its size (objects hidden inside objects)"
-                    .to_owned(),
-            ));
+            return Err(overlap());
         }
-        left = left.saturating_sub(lexer.pos() - body);
+        read += lexer.pos() - body;
         let Some(dict) = dict.filter(|_| is_stream) else { continue };
         let length_ref = match dict.get(b"Length") {
             Some(Value::Ref(n, _)) => u32::try_from(*n).ok(),
@@ -334,18 +350,20 @@ fn object_headers(
             });
         }
     }
-    Ok((objects, loader_streams))
+    let read = read.saturating_add(spaces.looked_at);
+    Ok(Headers { objects, loader_streams, read })
 }
 
 /// Where the object of a header whose first number ends at `number_end` starts: after
 /// `g obj`, with white space and comments between them as lopdf reads them.
-fn object_body(bytes: &[u8], number_end: usize) -> Option<usize> {
-    let generation = skip_space(bytes, number_end);
+fn object_body(spaces: &mut Spaces<'_>, number_end: usize) -> Option<usize> {
+    let bytes = spaces.bytes;
+    let generation = spaces.skip(number_end);
     let generation_end = skip(bytes, generation, |b| b.is_ascii_digit());
     if generation_end == generation {
         return None;
     }
-    let keyword = skip_space(bytes, generation_end);
+    let keyword = spaces.skip(generation_end);
     bytes.get(keyword..)?.starts_with(b"obj").then_some(keyword + 3)
 }
 
@@ -372,15 +390,47 @@ fn skip(bytes: &[u8], from: usize, keep: impl Fn(u8) -> bool) -> usize {
     from + rest.iter().take_while(|&&b| keep(b)).count()
 }
 
-/// Skips white space and comments, as lopdf does between the parts of an object header.
-fn skip_space(bytes: &[u8], mut pos: usize) -> usize {
-    loop {
-        let next = skip(bytes, pos, super::lex::is_space);
-        if bytes.get(next) == Some(&b'%') {
-            pos = skip(bytes, next, |b| b != b'\n' && b != b'\r');
-        } else {
-            return next;
+/// White space and comments skipped as lopdf skips them between the parts of an object
+/// header, counting the bytes looked at. Headers are looked for front to back, and one may
+/// start inside the comments another skipped (a header's digits in a comment's text). The
+/// run skipped that reaches furthest is remembered: a skip that comes to one of the `%` in it
+/// ends where that run ended (lopdf goes on from a `%` to the same end of line, and from
+/// there the same way), so a comment is looked at once, not once for each header starting
+/// in it (`1%1%1%…` on one line).
+struct Spaces<'a> {
+    bytes: &'a [u8],
+    /// The run skipped that reaches furthest: from where, to where.
+    furthest: Range<usize>,
+    /// Bytes looked at in all.
+    looked_at: usize,
+}
+
+impl Spaces<'_> {
+    /// The first position from `from` on (`from` at or after where the previous skip started)
+    /// that is neither white space nor in a comment.
+    fn skip(&mut self, from: usize) -> usize {
+        if from == self.furthest.start {
+            return self.furthest.end;
         }
+        let mut pos = from;
+        loop {
+            let next = skip(self.bytes, pos, super::lex::is_space);
+            self.looked_at += next - pos;
+            if self.bytes.get(next) != Some(&b'%') {
+                pos = next;
+                break;
+            }
+            if self.furthest.contains(&next) {
+                pos = self.furthest.end;
+                break;
+            }
+            pos = skip(self.bytes, next, |b| b != b'\n' && b != b'\r');
+            self.looked_at += pos - next;
+        }
+        if pos > self.furthest.end || self.furthest.start == usize::MAX {
+            self.furthest = from..pos;
+        }
+        pos
     }
 }
 
@@ -602,5 +652,22 @@ fn to_object(v: &Value, depth: usize) -> Object {
             entries.iter().map(|(k, v)| (k.clone(), to_object(v, depth + 1))).collect(),
         ),
         _ => Object::Null,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Headers starting inside comments do not each look at the rest of the comments again:
+    /// `1%1%1%…` on one line (which took a quarter of its length squared), or a comment on
+    /// each line, is read in linear time.
+    #[test]
+    fn comments_are_skipped_once() {
+        for body in ["1%".repeat(1 << 19), "%1\n".repeat(1 << 18), "1 % 2 0 %".repeat(1 << 17)] {
+            let bytes = format!("%PDF-1.7\n{body}\n");
+            let headers = object_headers(bytes.as_bytes(), &[]).expect("within the bound");
+            assert!(headers.read <= 2 * bytes.len(), "{} for {}", headers.read, bytes.len());
+        }
     }
 }
