@@ -14,13 +14,15 @@
 //! be anywhere: inside another object's stream data, a string or a comment. So every
 //! `n g obj` header in the file is read, wherever it is, and refused: chains of stream
 //! `/Length` references (lopdf follows each one recursively); cross-reference streams with
-//! field widths lopdf would allocate or loop on; and cross-reference or object streams (which
-//! lopdf inflates without a bound) that inflate past the document's budget. An encrypted
-//! file's object streams cannot be inflated before lopdf decrypts them: the most they could
-//! inflate to is charged instead. lopdf inflates an object stream again for every
-//! cross-reference entry that leads to it, keeping every copy: so the in-use entries of the
-//! cross-reference tables and streams are read too, and an object stream is charged once per
-//! entry leading to it.
+//! field widths lopdf would allocate or loop on (any stream with a `/W`: lopdf reads whatever
+//! stream a cross-reference offset points to as one, `/Type` or not); and cross-reference or
+//! object streams (which lopdf inflates without a bound) that inflate past the document's
+//! budget. An encrypted file's object streams cannot be inflated before lopdf decrypts them:
+//! the most they could inflate to is charged instead. lopdf inflates an object stream again
+//! for every cross-reference entry that leads to it, keeping every copy: so the in-use
+//! entries of the cross-reference tables and streams are read too (a stream's entries as
+//! lopdf reads them, to the end of its data), each counted for the object stream it leads to
+//! as it is read, and an object stream is charged once per entry leading to it.
 
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
@@ -82,6 +84,8 @@ struct LoaderStream {
     dict: Dictionary,
     data: Range<usize>,
     object_stream: bool,
+    /// A cross-reference stream's field widths, when lopdf can read its entries.
+    widths: Option<[usize; 3]>,
 }
 
 /// Checks `bytes` as described in the module docs, charging the inflated size of the
@@ -119,10 +123,17 @@ pub(super) fn prescan(bytes: &[u8], budget: &mut Budget) -> Result<()> {
     check_tokens(tokens)?;
     let Headers { objects, loader_streams, .. } = object_headers(bytes, &ends)?;
     check_length_chains(&objects)?;
-    // Where lopdf parses objects: the offsets of the cross-reference entries in use.
-    let mut offsets = table_offsets(bytes);
-    // Each object stream's header and what inflating it once costs.
-    let mut object_streams = Vec::new();
+    // Where lopdf parses objects (the cross-reference entries in use) that leads it to an
+    // object stream: how many entries lead to each.
+    let headers: Vec<Range<usize>> =
+        loader_streams.iter().filter(|s| s.object_stream).map(|s| s.header.clone()).collect();
+    let landing = Landing::new(bytes, &headers);
+    let mut entries = vec![0usize; headers.len()];
+    if !headers.is_empty() {
+        count_table_entries(bytes, &landing, &mut entries);
+    }
+    // What inflating each object stream once costs.
+    let mut costs = Vec::new();
     for stream in loader_streams {
         let data = bytes.get(stream.data.clone()).unwrap_or_default();
         let cost = if encrypted && stream.object_stream {
@@ -138,32 +149,31 @@ pub(super) fn prescan(bytes: &[u8], budget: &mut Budget) -> Result<()> {
                     check_tokens(tokens)?;
                     inflated.len()
                 }
-                Decoded::Bytes(entries) => {
-                    offsets.extend(stream_offsets(&stream.dict, &entries));
+                Decoded::Bytes(data) => {
+                    if let Some(widths) = stream.widths {
+                        count_stream_entries(widths, &data, &landing, &mut entries);
+                    }
                     0
                 }
                 Decoded::Image => 0,
             }
         };
         if stream.object_stream {
-            object_streams.push((stream.header, cost));
+            costs.push(cost);
         }
     }
     // lopdf inflates an object stream again for every entry that leads to it (and keeps every
     // copy until the end): each entry past the first is charged again.
-    let headers: Vec<Range<usize>> = object_streams.iter().map(|(h, _)| h.clone()).collect();
-    for (entries, (_, cost)) in
-        entries_per_header(bytes, &headers, offsets).iter().zip(&object_streams)
-    {
+    for (entries, cost) in entries.iter().zip(&costs) {
         budget.take(cost.saturating_mul(entries.saturating_sub(1)))?;
     }
     Ok(())
 }
 
-/// The offsets of the in-use entries (`0000001234 00000 n`) of cross-reference tables,
-/// wherever they are in the file (an entry lopdf never reads only costs a little budget).
-fn table_offsets(bytes: &[u8]) -> Vec<usize> {
-    let mut offsets = Vec::new();
+/// Counts the in-use entries (`0000001234 00000 n`) of cross-reference tables, wherever they
+/// are in the file, that lead to each object stream (an entry lopdf never reads only costs a
+/// little budget).
+fn count_table_entries(bytes: &[u8], landing: &Landing, counts: &mut [usize]) {
     let mut pos = 0;
     while let Some(start) = bytes.get(pos..).and_then(|b| b.iter().position(u8::is_ascii_digit)) {
         let offset_start = pos + start;
@@ -180,10 +190,9 @@ fn table_offsets(bytes: &[u8]) -> Vec<usize> {
         if in_use
             && let Some(offset) = number(bytes.get(offset_start..offset_end).unwrap_or_default())
         {
-            offsets.push(offset);
+            landing.count(offset, counts);
         }
     }
-    offsets
 }
 
 /// The value of a run of ASCII digits, if it fits.
@@ -193,73 +202,96 @@ fn number(digits: &[u8]) -> Option<usize> {
         .try_fold(0usize, |acc, &d| acc.checked_mul(10)?.checked_add(usize::from(d - b'0')))
 }
 
-/// The offsets of the in-use entries (type 1) of a cross-reference stream's decoded data.
-fn stream_offsets(dict: &Dictionary, entries: &[u8]) -> Vec<usize> {
-    let widths: Vec<usize> = match dict.get(b"W") {
-        Ok(Object::Array(w)) => w
-            .iter()
-            .map(|w| w.as_i64().ok().and_then(|w| usize::try_from(w).ok()))
-            .collect::<Option<_>>()
-            .unwrap_or_default(),
-        _ => Vec::new(),
+/// Counts the in-use entries of a cross-reference stream's decoded `data` that lead to each
+/// object stream, read as lopdf reads them: one after the other to the end of the data
+/// (whatever `/Index` says: more entries only cost a little budget), a field of `n` bytes as
+/// the 32-bit number of its last four, an entry of a type other than 0, 1 or 2 being its
+/// type field alone, and every entry of type 1 when the type has no field.
+fn count_stream_entries(widths: [usize; 3], data: &[u8], landing: &Landing, counts: &mut [usize]) {
+    let [kind, offset, generation] = widths;
+    let mut pos = 0usize;
+    let mut field = |width: usize| {
+        let bytes = data.get(pos..pos.checked_add(width)?)?;
+        pos += width;
+        Some(bytes.iter().fold(0u32, |acc, &b| (acc << 8) | u32::from(b)))
     };
-    let [kind, offset, _] = widths[..] else { return Vec::new() };
-    let entry = widths.iter().sum::<usize>();
-    if entry == 0 || kind > 8 || offset > 8 {
-        return Vec::new();
+    while let Some(entry_type) = if kind == 0 { Some(1) } else { field(kind) } {
+        if entry_type > 2 {
+            continue; // Its type field alone (which is not empty).
+        }
+        let (Some(value), Some(_)) = (field(offset), field(generation)) else { break };
+        if entry_type == 1 {
+            landing.count(value as usize, counts);
+        }
+        if kind + offset + generation == 0 {
+            break;
+        }
     }
-    let field = |bytes: &[u8]| bytes.iter().fold(0u64, |acc, &b| (acc << 8) | u64::from(b));
-    entries
-        .chunks_exact(entry)
-        .filter(|e| kind == 0 || field(&e[..kind]) == 1)
-        .filter_map(|e| usize::try_from(field(&e[kind..kind + offset])).ok())
-        .collect()
 }
 
-/// For each of `headers` (the digits of object stream headers, in file order), how many of
-/// `offsets` lead lopdf to it: offsets in its digits, or before them with only white space
-/// and comments between (lopdf skips them before a header). One backward pass over the file.
-fn entries_per_header(
-    bytes: &[u8],
-    headers: &[Range<usize>],
-    mut offsets: Vec<usize>,
-) -> Vec<usize> {
-    let mut counts = vec![0; headers.len()];
-    if headers.is_empty() {
-        return counts;
-    }
-    offsets.sort_unstable_by(|a, b| b.cmp(a));
-    let mut offsets = offsets.into_iter().peekable();
-    while offsets.next_if(|&o| o >= bytes.len()).is_some() {}
-    // Where lopdf lands from the position after the one being looked at, and from the end of
-    // the line (the end of a comment starting on it).
-    let (mut after, mut line_end): (Option<usize>, Option<usize>) = (None, None);
-    let mut header = headers.len();
-    for pos in (0..bytes.len()).rev() {
-        while header > 0 && headers[header - 1].start > pos {
-            header -= 1;
+/// Where lopdf lands from a cross-reference offset: for each object stream header (its
+/// digits, in file order), the positions leading to it, as runs: its digits, and before them
+/// white space and comments, which lopdf skips before a header (the text of a comment there
+/// counts too: lopdf fails on it, and counting it only costs a little budget). Found in one
+/// backward pass over the file: one run per header, and two more for each header inside the
+/// comments before another.
+struct Landing {
+    /// Disjoint runs in file order, each with the header it leads to.
+    runs: Vec<(Range<usize>, usize)>,
+}
+
+impl Landing {
+    fn new(bytes: &[u8], headers: &[Range<usize>]) -> Self {
+        let mut runs: Vec<(Range<usize>, usize)> = Vec::new();
+        if headers.is_empty() {
+            return Self { runs };
         }
-        let byte = bytes[pos];
-        let lands = if header > 0 && headers[header - 1].contains(&pos) {
-            Some(header - 1)
-        } else if byte == b'%' {
-            line_end
-        } else if super::lex::is_space(byte) {
-            after
-        } else {
-            None
-        };
-        if byte == b'\n' || byte == b'\r' {
-            line_end = lands;
-        }
-        after = lands;
-        while offsets.next_if(|&o| o == pos).is_some() {
+        // Where lopdf lands from the position after the one being looked at, and from the end
+        // of the line (the end of a comment starting on it).
+        let (mut after, mut line_end): (Option<usize>, Option<usize>) = (None, None);
+        let mut header = headers.len();
+        for pos in (0..bytes.len()).rev() {
+            while header > 0 && headers[header - 1].start > pos {
+                header -= 1;
+            }
+            let byte = bytes[pos];
+            let lands = if header > 0 && headers[header - 1].contains(&pos) {
+                Some(header - 1)
+            } else if byte == b'%' {
+                line_end
+            } else if super::lex::is_space(byte) {
+                after
+            } else {
+                None
+            };
+            if byte == b'\n' || byte == b'\r' {
+                line_end = lands;
+            }
+            after = lands;
             if let Some(i) = lands {
-                counts[i] += 1;
+                match runs.last_mut() {
+                    Some((run, j)) if *j == i => run.start = pos,
+                    _ => runs.push((pos..pos + 1, i)),
+                }
             }
         }
+        runs.reverse();
+        Self { runs }
     }
-    counts
+
+    /// Counts an entry at `offset` for the header it leads to, if any.
+    fn count(&self, offset: usize, counts: &mut [usize]) {
+        let Some(i) = self.runs.partition_point(|(run, _)| run.start <= offset).checked_sub(1)
+        else {
+            return;
+        };
+        if let Some((run, header)) = self.runs.get(i)
+            && run.contains(&offset)
+            && let Some(count) = counts.get_mut(*header)
+        {
+            *count += 1;
+        }
+    }
 }
 
 /// Every `n g obj` header in the file, wherever it is: lopdf parses an object at each offset
@@ -320,7 +352,8 @@ fn object_headers(bytes: &[u8], ends: &[usize]) -> Result<Headers> {
             _ => None,
         };
         let object_stream = is_type(&dict, b"ObjStm");
-        let xref = is_type(&dict, b"XRef");
+        // lopdf reads any stream where a cross-reference section should be as one.
+        let xref = is_type(&dict, b"XRef") || dict.get(b"W").is_some();
         if length_ref.is_some() || object_stream {
             let numbers = suffix_numbers(bytes.get(run_start..run_end).unwrap_or_default());
             kept = kept.saturating_add(numbers.len());
@@ -337,9 +370,7 @@ fn object_headers(bytes: &[u8], ends: &[usize]) -> Result<Headers> {
                 limits::MAX_PDF_TOKENS
             )));
         }
-        if xref {
-            check_xref_widths(&dict)?;
-        }
+        let widths = if xref { xref_widths(&dict)? } else { None };
         if object_stream || xref {
             let (data, _) = stream_range(bytes, lexer.pos(), &dict, ends, true);
             loader_streams.push(LoaderStream {
@@ -347,6 +378,7 @@ fn object_headers(bytes: &[u8], ends: &[usize]) -> Result<Headers> {
                 dict: to_dictionary(&dict),
                 data,
                 object_stream,
+                widths,
             });
         }
     }
@@ -479,10 +511,11 @@ fn check_tokens(tokens: usize) -> Result<()> {
     Ok(())
 }
 
-/// Refuses a cross-reference stream whose field widths (`/W`) lopdf would allocate without a
-/// bound, or loop on for every entry its `/Index` claims without reading any data (all zero).
-fn check_xref_widths(dict: &Value) -> Result<()> {
-    let Some(Value::Array(widths)) = dict.get(b"W") else { return Ok(()) };
+/// The field widths (`/W`) of a cross-reference stream, refusing those lopdf would allocate
+/// without a bound, or loop on for every entry its `/Index` claims without reading any data
+/// (all zero); `None` when lopdf reads no entries (no `/W`, or fewer than three widths).
+fn xref_widths(dict: &Value) -> Result<Option<[usize; 3]>> {
+    let Some(Value::Array(widths)) = dict.get(b"W") else { return Ok(None) };
     let widths: Vec<i64> =
         widths.iter().take(3).map(|w| if let Value::Int(i) = w { *i } else { -1 }).collect();
     if widths.iter().any(|w| !(0..=8).contains(w)) || widths.iter().sum::<i64>() == 0 {
@@ -490,7 +523,11 @@ fn check_xref_widths(dict: &Value) -> Result<()> {
             "malformed cross-reference stream (its /W field widths)".to_owned(),
         ));
     }
-    Ok(())
+    let width = |i: usize| widths.get(i).and_then(|&w| usize::try_from(w).ok());
+    Ok(match (width(0), width(1), width(2)) {
+        (Some(a), Some(b), Some(c)) => Some([a, b, c]),
+        _ => None,
+    })
 }
 
 fn is_type(dict: &Value, ty: &[u8]) -> bool {

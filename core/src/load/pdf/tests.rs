@@ -850,3 +850,57 @@ fn decoding_is_charged_the_bytes_it_reads() {
     let err = text_of(&bytes).expect_err("refused");
     assert!(matches!(&err, Error::Limit(m) if m.contains("inflate past")), "{err}");
 }
+
+/// lopdf reads every entry of a cross-reference stream, and inflates an object stream again
+/// for each entry leading to it: a small compressed cross-reference stream whose 300 entries
+/// all point at one object stream is charged once per entry, its fields read as lopdf reads
+/// them (a five-byte offset is its last four bytes). A stream without `/Type /XRef` may be
+/// read as a cross-reference stream too: its widths are checked all the same.
+#[test]
+fn cross_reference_stream_entries_are_counted() {
+    // An object stream of one object, inflating to 512 KiB (within the budget once).
+    let mut pdf = Pdf::default();
+    let mut payload = b"1 0 ".to_vec();
+    payload.extend_from_slice(b"<< /A 1 >>");
+    payload.resize(512 << 10, b' ');
+    let packed = pdf.stream("/Type /ObjStm /N 1 /First 4 /Filter /FlateDecode", &zlib(&payload));
+    let bytes = pages_pdf(&mut pdf, &[b"BT /F1 12 Tf (Harbour) Tj ET"], "");
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    let header = text.find(&format!("\n{packed} 0 obj")).unwrap() + 1;
+    let number_after = |key: &str| -> usize {
+        let rest = text.rsplit(key).next().unwrap();
+        rest.split_whitespace().next().unwrap().parse().unwrap()
+    };
+    let (previous, root) = (number_after("startxref"), number_after("/Root "));
+    let [_, hi, mid, lo] = u32::try_from(header).unwrap().to_be_bytes();
+    for (widths, entry, count) in [
+        ("[1 3 0]", vec![1, hi, mid, lo], 1),
+        ("[1 3 0]", vec![1, hi, mid, lo], 300),
+        ("[1 5 0]", vec![1, 1, 0, hi, mid, lo], 300),
+    ] {
+        let mut updated = bytes.clone();
+        let section = updated.len();
+        let entries = zlib(&entry.repeat(count));
+        updated.extend_from_slice(
+            format!(
+                "900 0 obj\n<< /Type /XRef /Size 901 /Index [100 {count}] /W {widths} /Root {root} 0 R /Prev {previous} /Filter /FlateDecode /Length {} >>\nstream\n",
+                entries.len()
+            )
+            .as_bytes(),
+        );
+        updated.extend_from_slice(&entries);
+        updated.extend_from_slice(
+            format!("\nendstream\nendobj\nstartxref\n{section}\n%%EOF\n").as_bytes(),
+        );
+        match text_of(&updated) {
+            Ok(text) if count == 1 => assert_eq!(text.trim(), "Harbour"),
+            Err(Error::Limit(m)) if count > 1 && m.contains("inflate past") => {}
+            other => panic!("{widths} x {count}: {other:?}"),
+        }
+    }
+
+    let mut pdf = Pdf::default();
+    pdf.obj("<< /Size 9 /W [0 0 0] /Index [0 2000000000] /Length 0 >>\nstream\n\nendstream");
+    let err = text_of(&pages_pdf(&mut pdf, &[b"BT /F1 12 Tf (x) Tj ET"], "")).expect_err("refused");
+    assert!(matches!(&err, Error::Pdf(m) if m.contains("/W field widths")), "{err}");
+}
