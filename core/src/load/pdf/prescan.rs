@@ -18,7 +18,10 @@
 //! stream a cross-reference offset points to as one, `/Type` or not); and cross-reference or
 //! object streams (which lopdf inflates without a bound) that inflate past the document's
 //! budget. An encrypted file's object streams cannot be inflated before lopdf decrypts them:
-//! the most they could inflate to is charged instead. lopdf inflates an object stream again
+//! the most they could inflate to is charged instead (a file is taken for encrypted when any
+//! dictionary the lexical pass reads, any object header's dictionary or any `trailer`
+//! dictionary, wherever it is, has an `/Encrypt`: lopdf reads the trailer, or the
+//! cross-reference stream that is one, wherever the end of the file points). lopdf inflates an object stream again
 //! for every cross-reference entry that leads to it, keeping every copy: so the in-use
 //! entries of the cross-reference tables and streams are read too (a stream's entries as
 //! lopdf reads them, to the end of its data), each counted for the object stream it leads to
@@ -72,6 +75,9 @@ struct ObjectInfo {
 struct Headers {
     objects: HashMap<u32, ObjectInfo>,
     loader_streams: Vec<LoaderStream>,
+    /// Whether a cross-reference stream or a `trailer` dictionary, anywhere, has an
+    /// `/Encrypt`.
+    encrypted: bool,
     /// Bytes read in all: dictionaries, and white space and comments skipped.
     #[cfg_attr(not(test), expect(dead_code, reason = "the tests check the bound"))]
     read: usize,
@@ -121,7 +127,9 @@ pub(super) fn prescan(bytes: &[u8], budget: &mut Budget) -> Result<()> {
     }
     let mut tokens = lexer.tokens();
     check_tokens(tokens)?;
-    let Headers { objects, loader_streams, .. } = object_headers(bytes, &ends)?;
+    let headers = object_headers(bytes, &ends)?;
+    let Headers { objects, loader_streams, .. } = headers;
+    let encrypted = encrypted || headers.encrypted;
     check_length_chains(&objects)?;
     // Where lopdf parses objects (the cross-reference entries in use) that leads it to an
     // object stream: how many entries lead to each.
@@ -298,7 +306,10 @@ impl Landing {
 /// its cross-reference sections give, which may be inside another object's stream data, a
 /// string or a comment, and may name the object by any final digits of `n`. What each
 /// header's object is (a stream's `/Length` reference, an object stream, a cross-reference
-/// stream with its `/W` checked) is gathered for every number it may be read as.
+/// stream with its `/W` checked) is gathered for every number it may be read as. lopdf reads
+/// the trailer wherever the end of the file says too, so whether any header's dictionary (a
+/// cross-reference stream's is its trailer) or any `trailer` dictionary in the file has an
+/// `/Encrypt` is found as well.
 ///
 /// Dictionaries are read again only where headers overlap (a header inside another object's
 /// dictionary), and white space and comments between a header's parts are skipped once
@@ -313,15 +324,8 @@ fn object_headers(bytes: &[u8], ends: &[usize]) -> Result<Headers> {
     let mut objects: HashMap<u32, ObjectInfo> = HashMap::new();
     let mut loader_streams = Vec::new();
     let bound = bytes.len().saturating_mul(2).saturating_add(1 << 20);
-    let overlap = || {
-        Error::Limit(
-            "the PDF's object headers overlap past twice its size (objects hidden inside objects)"
-                .to_owned(),
-        )
-    };
-    let mut spaces = Spaces { bytes, furthest: usize::MAX..usize::MAX, looked_at: 0 };
-    // Bytes of dictionaries read.
-    let mut read = 0usize;
+    let mut reading = Reading { bytes, bound, read: 0, spaces: Spaces::new(bytes) };
+    let mut encrypted = false;
     // Object numbers and streams kept, bounded by the token limit.
     let mut kept = 0usize;
     let mut pos = 0;
@@ -329,23 +333,19 @@ fn object_headers(bytes: &[u8], ends: &[usize]) -> Result<Headers> {
         let run_start = pos + offset;
         let run_end = skip(bytes, run_start, |b| b.is_ascii_digit());
         pos = run_end;
-        let body = object_body(&mut spaces, run_end);
-        let left = bound.checked_sub(read.saturating_add(spaces.looked_at)).ok_or_else(overlap)?;
+        let body = object_body(&mut reading.spaces, run_end);
+        reading.left()?;
         let Some(body) = body else { continue };
-        // The object's dictionary, read with at most `left` bytes.
-        let limit = body.saturating_add(left).min(bytes.len());
-        let mut lexer = Lexer::new(bytes.get(..limit).unwrap_or_default());
-        lexer.set_pos(body);
+        let mut lexer = reading.lexer(body)?;
         // Whatever the first token is (a string may be long), it is read and counted.
         let dict = match lexer.next_token() {
             Some(Token::DictOpen) => Some(value::read_entries(&mut lexer, true, KEYS, DICT_ITEMS)?),
             _ => None,
         };
         let is_stream = dict.is_some() && lexer.next_token() == Some(Token::Keyword(b"stream"));
-        if lexer.pos() >= limit && limit < bytes.len() {
-            return Err(overlap());
-        }
-        read += lexer.pos() - body;
+        reading.done(&lexer, body)?;
+        // A cross-reference stream is its file's trailer too.
+        encrypted |= dict.as_ref().is_some_and(|d| d.get(b"Encrypt").is_some());
         let Some(dict) = dict.filter(|_| is_stream) else { continue };
         let length_ref = match dict.get(b"Length") {
             Some(Value::Ref(n, _)) => u32::try_from(*n).ok(),
@@ -382,8 +382,63 @@ fn object_headers(bytes: &[u8], ends: &[usize]) -> Result<Headers> {
             });
         }
     }
-    let read = read.saturating_add(spaces.looked_at);
-    Ok(Headers { objects, loader_streams, read })
+    // lopdf reads the trailer where the end of the file says, which may be anywhere.
+    let mut from = 0;
+    while let Some(at) = find(bytes, b"trailer", from) {
+        from = at + b"trailer".len();
+        let mut lexer = reading.lexer(from)?;
+        if lexer.next_token() == Some(Token::DictOpen) {
+            let dict = value::read_entries(&mut lexer, true, &[b"Encrypt"], DICT_ITEMS)?;
+            encrypted |= dict.get(b"Encrypt").is_some();
+        }
+        reading.done(&lexer, from)?;
+    }
+    let read = reading.read.saturating_add(reading.spaces.looked_at);
+    Ok(Headers { objects, loader_streams, encrypted, read })
+}
+
+/// Reads of dictionaries in [`object_headers`], all of them together bounded.
+struct Reading<'a> {
+    bytes: &'a [u8],
+    /// Most bytes read in all, white space and comments skipped included.
+    bound: usize,
+    /// Bytes of dictionaries read so far.
+    read: usize,
+    spaces: Spaces<'a>,
+}
+
+impl<'a> Reading<'a> {
+    /// What is left of the bound.
+    fn left(&self) -> Result<usize> {
+        let used = self.read.saturating_add(self.spaces.looked_at);
+        self.bound.checked_sub(used).ok_or_else(overlap)
+    }
+
+    /// A lexer from `from` that reads at most what is left of the bound.
+    fn lexer(&self, from: usize) -> Result<Lexer<'a>> {
+        let limit = from.saturating_add(self.left()?).min(self.bytes.len());
+        let mut lexer = Lexer::new(self.bytes.get(..limit).unwrap_or_default());
+        lexer.set_pos(from);
+        Ok(lexer)
+    }
+
+    /// Counts what `lexer` read from `from`, refusing it if it reached the bound.
+    fn done(&mut self, lexer: &Lexer<'_>, from: usize) -> Result<()> {
+        let limit = lexer.data().len();
+        if lexer.pos() >= limit && limit < self.bytes.len() {
+            return Err(overlap());
+        }
+        self.read += lexer.pos().saturating_sub(from);
+        Ok(())
+    }
+}
+
+/// [`Error::Limit`] for reading object headers past their bound.
+fn overlap() -> Error {
+    Error::Limit(
+        "the PDF's object headers overlap past twice its size (objects hidden inside objects)"
+            .to_owned(),
+    )
 }
 
 /// Where the object of a header whose first number ends at `number_end` starts: after
@@ -437,7 +492,11 @@ struct Spaces<'a> {
     looked_at: usize,
 }
 
-impl Spaces<'_> {
+impl<'a> Spaces<'a> {
+    fn new(bytes: &'a [u8]) -> Self {
+        Self { bytes, furthest: usize::MAX..usize::MAX, looked_at: 0 }
+    }
+
     /// The first position from `from` on (`from` at or after where the previous skip started)
     /// that is neither white space nor in a comment.
     fn skip(&mut self, from: usize) -> usize {

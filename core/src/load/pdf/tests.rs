@@ -904,3 +904,27 @@ fn cross_reference_stream_entries_are_counted() {
     let err = text_of(&pages_pdf(&mut pdf, &[b"BT /F1 12 Tf (x) Tj ET"], "")).expect_err("refused");
     assert!(matches!(&err, Error::Pdf(m) if m.contains("/W field widths")), "{err}");
 }
+
+/// lopdf reads the trailer (or the cross-reference stream that is one) wherever the end of the
+/// file points, which may be inside another stream's data or a string: an `/Encrypt` there
+/// makes the file encrypted, whose object streams, which cannot be inflated before lopdf
+/// decrypts them, are charged the most they could inflate to.
+#[test]
+fn encryption_is_found_in_hidden_trailers() {
+    let hidden: [&[u8]; 3] = [
+        b"",
+        b"trailer\n<< /Size 9 /Root 1 0 R /Encrypt 8 0 R >>",
+        b"(7 0 obj << /Type /XRef /Size 9 /W [1 2 1] /Encrypt 8 0 R /Length 0 >>\nstream\n\nendstream)",
+    ];
+    for trailer in hidden {
+        let mut pdf = Pdf::default();
+        pdf.stream("", trailer);
+        pdf.stream("/Type /ObjStm /N 1 /First 4 /Filter /FlateDecode", &[0xff; 8 << 10]);
+        let bytes = pages_pdf(&mut pdf, &[b"BT /F1 12 Tf (x) Tj ET"], "");
+        match text_of(&bytes) {
+            Ok(text) if trailer.is_empty() => assert_eq!(text, "x"),
+            Err(Error::Limit(m)) if !trailer.is_empty() && m.contains("inflate past") => {}
+            other => panic!("{:?}: {other:?}", String::from_utf8_lossy(trailer)),
+        }
+    }
+}
