@@ -13,7 +13,8 @@
 //! (where a panic aborts the module and cannot be caught).
 //!
 //! 1. [`prescan`], before lopdf parses: more than [`limits::MAX_PDF_TOKENS`] tokens outside
-//!    streams; arrays and dictionaries nested deeper than [`limits::MAX_DEPTH`] (lopdf 0.42
+//!    streams (objects hidden in stream data, strings or comments, the objects of object
+//!    streams, and the most an encrypted object stream could inflate to, included); arrays and dictionaries nested deeper than [`limits::MAX_DEPTH`] (lopdf 0.42
 //!    stops its own parser at 100 levels and drops the object; the pass refuses such files
 //!    with a limit error instead, reading them without recursion). Then every `n g obj` header
 //!    in the file, wherever it is (lopdf parses objects where the cross-reference sections

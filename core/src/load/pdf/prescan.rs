@@ -12,20 +12,29 @@
 //!
 //! lopdf then parses an object at every offset its cross-reference sections give, which may
 //! be anywhere: inside another object's stream data, a string or a comment. So every
-//! `n g obj` header in the file is read, wherever it is, and refused: chains of stream
-//! `/Length` references (lopdf follows each one recursively); cross-reference streams with
-//! field widths lopdf would allocate or loop on (any stream with a `/W`: lopdf reads whatever
-//! stream a cross-reference offset points to as one, `/Type` or not); and cross-reference or
-//! object streams (which lopdf inflates without a bound) that inflate past the document's
-//! budget. An encrypted file's object streams cannot be inflated before lopdf decrypts them:
-//! the most they could inflate to is charged instead (a file is taken for encrypted when any
-//! dictionary the lexical pass reads, any object header's dictionary or any `trailer`
-//! dictionary, wherever it is, has an `/Encrypt`: lopdf reads the trailer, or the
-//! cross-reference stream that is one, wherever the end of the file points). lopdf inflates an object stream again
-//! for every cross-reference entry that leads to it, keeping every copy: so the in-use
-//! entries of the cross-reference tables and streams are read too (a stream's entries as
-//! lopdf reads them, to the end of its data), each counted for the object stream it leads to
-//! as it is read, and an object stream is charged once per entry leading to it.
+//! `n g obj` header in the file is read, wherever it is, and refused:
+//!
+//! - chains of stream `/Length` references (lopdf follows each one recursively);
+//! - cross-reference streams with field widths lopdf would allocate or loop on (any stream
+//!   with a `/W`: lopdf reads whatever stream a cross-reference offset points to as one,
+//!   `/Type /XRef` or not);
+//! - cross-reference and object streams (which lopdf inflates without a bound) that inflate
+//!   past the document's budget;
+//! - objects the lexical pass did not read (hidden in stream data, strings or comments):
+//!   each is read whole, and its tokens count against the same limit.
+//!
+//! An encrypted file's object streams cannot be inflated before lopdf decrypts them: the most
+//! they could inflate to is charged instead, to the budget and, a token a byte, to the token
+//! limit. lopdf reads the trailer (or the cross-reference stream that is one) wherever the
+//! end of the file points, so a file is taken for encrypted when any dictionary the lexical
+//! pass reads, any object header's dictionary or any `trailer` dictionary anywhere has an
+//! `/Encrypt`.
+//!
+//! lopdf inflates an object stream again for every cross-reference entry that leads to it,
+//! keeping every copy: so the in-use entries of the cross-reference tables and streams are
+//! read too (a stream's entries as lopdf reads them, to the end of its data), each counted
+//! for the object stream it leads to as it is read, and an object stream is charged once per
+//! entry leading to it.
 
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
@@ -75,6 +84,9 @@ struct ObjectInfo {
 struct Headers {
     objects: HashMap<u32, ObjectInfo>,
     loader_streams: Vec<LoaderStream>,
+    /// Tokens of the objects whose headers the lexical pass did not read (hidden in stream
+    /// data, strings or comments), as lopdf would parse them.
+    tokens: usize,
     /// Whether a cross-reference stream or a `trailer` dictionary, anywhere, has an
     /// `/Encrypt`.
     encrypted: bool,
@@ -105,8 +117,14 @@ pub(super) fn prescan(bytes: &[u8], budget: &mut Budget) -> Result<()> {
     let mut lexer = Lexer::new(bytes);
     let mut encrypted = false;
     let mut last_dict: Option<Value> = None;
+    // Where the objects whose headers the pass reads start (their tokens are counted).
+    let mut bodies = Vec::new();
     while let Some(token) = lexer.next_token() {
         match token {
+            Token::Keyword(b"obj") => {
+                check_tokens(lexer.tokens())?;
+                bodies.push(lexer.pos());
+            }
             Token::DictOpen | Token::ArrayOpen => {
                 let dict = token == Token::DictOpen;
                 let value = value::read_entries(&mut lexer, dict, KEYS, DICT_ITEMS)?;
@@ -127,9 +145,12 @@ pub(super) fn prescan(bytes: &[u8], budget: &mut Budget) -> Result<()> {
     }
     let mut tokens = lexer.tokens();
     check_tokens(tokens)?;
-    let headers = object_headers(bytes, &ends)?;
+    let headers = object_headers(bytes, &ends, &bodies)?;
+    drop(bodies);
     let Headers { objects, loader_streams, .. } = headers;
     let encrypted = encrypted || headers.encrypted;
+    tokens = tokens.saturating_add(headers.tokens);
+    check_tokens(tokens)?;
     check_length_chains(&objects)?;
     // Where lopdf parses objects (the cross-reference entries in use) that leads it to an
     // object stream: how many entries lead to each.
@@ -149,6 +170,9 @@ pub(super) fn prescan(bytes: &[u8], budget: &mut Budget) -> Result<()> {
             // it could inflate to.
             let cost = data.len().saturating_mul(decode_chain_ratio(&stream.dict));
             budget.take(cost)?;
+            // As many tokens, at most (`[` is one).
+            tokens = tokens.saturating_add(cost);
+            check_tokens(tokens)?;
             cost
         } else {
             match decode::decode(&stream.dict, data, budget)? {
@@ -320,12 +344,13 @@ impl Landing {
 /// # Errors
 /// [`Error::Limit`] for nesting past [`limits::MAX_DEPTH`] or reading past that bound;
 /// [`Error::Pdf`] for a cross-reference stream lopdf would loop on.
-fn object_headers(bytes: &[u8], ends: &[usize]) -> Result<Headers> {
+fn object_headers(bytes: &[u8], ends: &[usize], bodies: &[usize]) -> Result<Headers> {
     let mut objects: HashMap<u32, ObjectInfo> = HashMap::new();
     let mut loader_streams = Vec::new();
     let bound = bytes.len().saturating_mul(2).saturating_add(1 << 20);
     let mut reading = Reading { bytes, bound, read: 0, spaces: Spaces::new(bytes) };
     let mut encrypted = false;
+    let mut tokens = 0usize;
     // Object numbers and streams kept, bounded by the token limit.
     let mut kept = 0usize;
     let mut pos = 0;
@@ -337,13 +362,24 @@ fn object_headers(bytes: &[u8], ends: &[usize]) -> Result<Headers> {
         reading.left()?;
         let Some(body) = body else { continue };
         let mut lexer = reading.lexer(body)?;
-        // Whatever the first token is (a string may be long), it is read and counted.
+        // Whatever the first token is (a string may be long), it is read and counted. The
+        // object of a header the lexical pass did not read is read whole (an array too), its
+        // tokens counted: lopdf parses it if an offset leads there.
+        let hidden = bodies.binary_search(&body).is_err();
         let dict = match lexer.next_token() {
             Some(Token::DictOpen) => Some(value::read_entries(&mut lexer, true, KEYS, DICT_ITEMS)?),
+            Some(Token::ArrayOpen) if hidden => {
+                value::read_container(&mut lexer, false, 0)?;
+                None
+            }
             _ => None,
         };
         let is_stream = dict.is_some() && lexer.next_token() == Some(Token::Keyword(b"stream"));
         reading.done(&lexer, body)?;
+        if hidden {
+            tokens = tokens.saturating_add(lexer.tokens());
+            check_tokens(tokens)?;
+        }
         // A cross-reference stream is its file's trailer too.
         encrypted |= dict.as_ref().is_some_and(|d| d.get(b"Encrypt").is_some());
         let Some(dict) = dict.filter(|_| is_stream) else { continue };
@@ -394,7 +430,7 @@ fn object_headers(bytes: &[u8], ends: &[usize]) -> Result<Headers> {
         reading.done(&lexer, from)?;
     }
     let read = reading.read.saturating_add(reading.spaces.looked_at);
-    Ok(Headers { objects, loader_streams, encrypted, read })
+    Ok(Headers { objects, loader_streams, tokens, encrypted, read })
 }
 
 /// Reads of dictionaries in [`object_headers`], all of them together bounded.
@@ -762,8 +798,21 @@ mod tests {
     fn comments_are_skipped_once() {
         for body in ["1%".repeat(1 << 19), "%1\n".repeat(1 << 18), "1 % 2 0 %".repeat(1 << 17)] {
             let bytes = format!("%PDF-1.7\n{body}\n");
-            let headers = object_headers(bytes.as_bytes(), &[]).expect("within the bound");
+            let headers = object_headers(bytes.as_bytes(), &[], &[]).expect("within the bound");
             assert!(headers.read <= 2 * bytes.len(), "{} for {}", headers.read, bytes.len());
         }
+    }
+
+    /// The object of a header the lexical pass did not read (in stream data, a string or a
+    /// comment) is read whole, an array too, and its tokens counted; one it read is not
+    /// counted again.
+    #[test]
+    fn hidden_objects_are_counted() {
+        let bytes = b"%PDF-1.7\n(1 0 obj [1 2 [3] << /A 4 >>] endobj)\n";
+        let headers = object_headers(bytes, &[], &[]).expect("reads");
+        assert_eq!(headers.tokens, 11);
+        let body = find(bytes, b"obj", 0).expect("a header") + 3;
+        let headers = object_headers(bytes, &[], &[body]).expect("reads");
+        assert_eq!(headers.tokens, 0);
     }
 }
