@@ -2,9 +2,12 @@
 //!
 //! A lexical pass, front to back with stream data skipped, refuses more than
 //! [`limits::MAX_PDF_TOKENS`] tokens (lopdf's objects take some hundred bytes each) and
-//! arrays and dictionaries nested past [`limits::MAX_DEPTH`] (lopdf 0.42 bounds its own
-//! parser's nesting at 100 levels, and drops a deeper object; such a file is refused here with
-//! a limit error rather than read with objects missing; the pass itself never recurses).
+//! arrays and dictionaries nested past [`limits::MAX_DEPTH`] (the pass itself never
+//! recurses). lopdf 0.42 stops its own parser at 100 levels, so it never recurses deeper
+//! either: it drops an object nested deeper than that (a dictionary or array of a trailer it
+//! needs makes it fail), which is not refused here unless the nesting passes
+//! [`limits::MAX_DEPTH`]: a file nested 101 to 512 levels deep is read with that object
+//! missing.
 //!
 //! Dictionaries are read as lopdf reads them: of a repeated key, the last value counts, and the
 //! entries the pass looks at ([`KEYS`]) are read however many others come before them; a value

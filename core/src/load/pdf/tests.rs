@@ -950,3 +950,18 @@ fn hidden_and_encrypted_tokens_are_counted() {
     pdf.stream("/Type /ObjStm /N 1 /First 4 /Filter /FlateDecode", &[0xff; 4608]);
     tokens_error(&pages_pdf(&mut pdf, &[b"BT /F1 12 Tf (x) Tj ET"], ""));
 }
+
+/// Nesting past lopdf's own 100 levels but within `MAX_DEPTH` is not refused: lopdf drops the
+/// object nested so deep and reads the rest (as the module docs say); past `MAX_DEPTH` the
+/// file is refused.
+#[test]
+fn nesting_between_lopdf_and_the_limit_drops_the_object() {
+    let nested = |depth: usize| {
+        let mut pdf = Pdf::default();
+        pdf.obj(format!("<< /Deep {}{} >>", "[".repeat(depth), "]".repeat(depth)));
+        text_of(&pages_pdf(&mut pdf, &[b"BT /F1 12 Tf (x) Tj ET"], ""))
+    };
+    assert_eq!(nested(200).expect("reads"), "x");
+    let err = nested(limits::MAX_DEPTH + 1).expect_err("refused");
+    assert!(matches!(&err, Error::Limit(m) if m.contains("nested deeper than 512")), "{err}");
+}
