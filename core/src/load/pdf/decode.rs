@@ -88,7 +88,7 @@ pub(super) enum Decoded {
 /// The filters of a stream dictionary with their parameters, in decoding order. (`/F` and
 /// `/DP` abbreviate them only in inline images, which are never decoded: in a stream's
 /// dictionary `/F` names an external file.)
-fn filters(dict: &Dictionary) -> Vec<(&[u8], Option<&Dictionary>)> {
+pub(super) fn filters(dict: &Dictionary) -> Vec<(&[u8], Option<&Dictionary>)> {
     let names: Vec<&[u8]> = match dict.get(b"Filter") {
         Ok(Object::Name(name)) => vec![name.as_slice()],
         Ok(Object::Array(items)) => items.iter().filter_map(|o| o.as_name().ok()).collect(),

@@ -577,12 +577,8 @@ fn positions(data: &[u8], needle: &[u8]) -> Vec<usize> {
 
 /// Worst-case growth of a stream's filter chain.
 fn decode_chain_ratio(dict: &Dictionary) -> usize {
-    let names: Vec<&[u8]> = match dict.get(b"Filter") {
-        Ok(Object::Name(n)) => vec![n.as_slice()],
-        Ok(Object::Array(items)) => items.iter().filter_map(|o| o.as_name().ok()).collect(),
-        _ => Vec::new(),
-    };
-    names.into_iter().fold(1usize, |acc, name| acc.saturating_mul(worst_ratio(name)))
+    let chain = decode::filters(dict);
+    chain.iter().fold(1usize, |acc, (name, _)| acc.saturating_mul(worst_ratio(name)))
 }
 
 /// Refuses nesting past [`limits::MAX_DEPTH`] anywhere in `data` (an object stream's
