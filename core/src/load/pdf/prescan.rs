@@ -10,8 +10,9 @@
 //! missing.
 //!
 //! Dictionaries are read as lopdf reads them: of a repeated key, the last value counts, and the
-//! entries the pass looks at ([`KEYS`]) are read however many others come before them; a value
-//! of theirs holding more than [`DICT_ITEMS`] items is refused rather than read in part.
+//! entries the pass looks at ([`KEYS`]) are read however many others come before them; a
+//! filter chain or its parameters holding more than [`DICT_ITEMS`] items is refused rather
+//! than read in part.
 //!
 //! lopdf then parses an object at every offset its cross-reference sections give, which may
 //! be anywhere: inside another object's stream data, a string or a comment. So every
@@ -57,8 +58,13 @@ pub(super) const MAX_LENGTH_CHAIN: usize = 32;
 /// there are).
 const KEYS: &[&[u8]] = &[b"Type", b"Length", b"Filter", b"DecodeParms", b"W", b"Encrypt"];
 
-/// Most items (array items and dictionary values) the values of [`KEYS`] in one dictionary
-/// may hold in all: real files have a few; more is refused.
+/// Of [`KEYS`], those whose value means what it says only when read whole (a filter chain and
+/// its parameters): holding more than [`DICT_ITEMS`] items, it is refused. Of the others only
+/// the first items matter (the three widths of a `/W`; a font's `/W` may be long).
+const WHOLE: &[&[u8]] = &[b"Filter", b"DecodeParms"];
+
+/// Most items (array items and dictionary values, nested ones included) read of the value of
+/// one of [`KEYS`]: real filter chains have a few.
 const DICT_ITEMS: usize = 4096;
 
 /// Worst-case growth of each filter, for object streams that cannot be inflated before lopdf
@@ -130,7 +136,7 @@ pub(super) fn prescan(bytes: &[u8], budget: &mut Budget) -> Result<()> {
             }
             Token::DictOpen | Token::ArrayOpen => {
                 let dict = token == Token::DictOpen;
-                let value = value::read_entries(&mut lexer, dict, KEYS, DICT_ITEMS)?;
+                let value = value::read_entries(&mut lexer, dict, KEYS, WHOLE, DICT_ITEMS)?;
                 if value.get(b"Encrypt").is_some() {
                     encrypted = true;
                 }
@@ -370,7 +376,9 @@ fn object_headers(bytes: &[u8], ends: &[usize], bodies: &[usize]) -> Result<Head
         // tokens counted: lopdf parses it if an offset leads there.
         let hidden = bodies.binary_search(&body).is_err();
         let dict = match lexer.next_token() {
-            Some(Token::DictOpen) => Some(value::read_entries(&mut lexer, true, KEYS, DICT_ITEMS)?),
+            Some(Token::DictOpen) => {
+                Some(value::read_entries(&mut lexer, true, KEYS, WHOLE, DICT_ITEMS)?)
+            }
             Some(Token::ArrayOpen) if hidden => {
                 value::read_container(&mut lexer, false, 0)?;
                 None
@@ -427,7 +435,7 @@ fn object_headers(bytes: &[u8], ends: &[usize], bodies: &[usize]) -> Result<Head
         from = at + b"trailer".len();
         let mut lexer = reading.lexer(from)?;
         if lexer.next_token() == Some(Token::DictOpen) {
-            let dict = value::read_entries(&mut lexer, true, &[b"Encrypt"], DICT_ITEMS)?;
+            let dict = value::read_entries(&mut lexer, true, &[b"Encrypt"], &[], DICT_ITEMS)?;
             encrypted |= dict.get(b"Encrypt").is_some();
         }
         reading.done(&lexer, from)?;

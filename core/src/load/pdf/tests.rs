@@ -807,6 +807,10 @@ fn repeated_and_late_keys_are_read_as_lopdf_reads_them() {
     let bytes = pages_pdf(&mut pdf, &[b"BT /F1 12 Tf (x) Tj ET"], "");
     let err = text_of(&bytes).expect_err("refused");
     assert!(matches!(&err, Error::Limit(m) if m.contains("more than 4096 items")), "{err}");
+    // Only the first three items of a /W matter to the pre-scan: a font's long one is cut.
+    let mut pdf = Pdf::default();
+    pdf.obj(format!("<< /Type /Font /Subtype /CIDFontType2 /W [0 [{}]] >>", "500 ".repeat(9000)));
+    assert_eq!(text_of(&pages_pdf(&mut pdf, &[b"BT /F1 12 Tf (x) Tj ET"], "")).unwrap(), "x");
 }
 
 /// Decoding is charged the bytes it reads, not only those it produces: a stream decoding to

@@ -72,10 +72,10 @@ struct Frame {
 enum Keep<'k> {
     /// At most this many values in all; the rest are read and dropped.
     Items(usize),
-    /// Of the outer dictionary, the entries with these keys (the last of a repeated key),
-    /// whatever comes before or between them; their values whole, refused past this many
-    /// items nested in them in all.
-    Entries(&'k [&'k [u8]], usize),
+    /// Of the outer dictionary, the entries with one of `keys` (the last of a repeated key),
+    /// whatever comes before or between them; in each value at most `max` items nested in
+    /// it: past them the value is cut, or refused if its key is one of `whole`.
+    Entries { keys: &'k [&'k [u8]], whole: &'k [&'k [u8]], max: usize },
 }
 
 impl Keep<'_> {
@@ -84,11 +84,17 @@ impl Keep<'_> {
         let Some(parent) = stack.last() else { return true };
         match self {
             Keep::Items(_) => parent.keep,
-            Keep::Entries(keys, _) if stack.len() == 1 => {
-                matches!(&parent.open, Open::Dict(_, Some(key)) if keys.contains(&key.as_slice()))
-            }
-            Keep::Entries(..) => parent.keep,
+            Keep::Entries { keys, .. } if stack.len() == 1 => outer_key(stack, keys).is_some(),
+            Keep::Entries { .. } => parent.keep,
         }
+    }
+}
+
+/// The key of the outer dictionary's value being read, if it is one of `keys`.
+fn outer_key<'s>(stack: &'s [Frame], keys: &[&[u8]]) -> Option<&'s [u8]> {
+    match stack.first().map(|f| &f.open) {
+        Some(Open::Dict(_, Some(key))) if keys.contains(&key.as_slice()) => Some(key),
+        _ => None,
     }
 }
 
@@ -119,19 +125,22 @@ pub(super) fn read_container(lexer: &mut Lexer<'_>, dict: bool, max_items: usize
 /// Reads the rest of an array or dictionary whose opening token was just read, as
 /// [`read_container`], keeping only what a reader of `keys` needs: of a dictionary, the
 /// entries with one of `keys` (a repeated key replaces the earlier value, as in lopdf),
-/// however many other entries come before or between them; of an array, nothing. The values
-/// kept are read whole, or refused.
+/// however many other entries come before or between them; of an array, nothing. Each value
+/// kept holds at most `max_items` items (array items and dictionary values, nested ones
+/// included): the rest are read and dropped, but a value of one of `whole` (one only read
+/// whole means what it says) is refused instead.
 ///
 /// # Errors
-/// [`crate::Error::Limit`] when the nesting passes [`limits::MAX_DEPTH`], or when the values
-/// kept hold more than `max_items` items (array items and dictionary values) in all.
+/// [`crate::Error::Limit`] when the nesting passes [`limits::MAX_DEPTH`], or when the value
+/// of one of `whole` holds more than `max_items` items.
 pub(super) fn read_entries(
     lexer: &mut Lexer<'_>,
     dict: bool,
     keys: &[&[u8]],
+    whole: &[&[u8]],
     max_items: usize,
 ) -> Result<Value> {
-    read(lexer, dict, Keep::Entries(keys, max_items))
+    read(lexer, dict, Keep::Entries { keys, whole, max: max_items })
 }
 
 fn read(lexer: &mut Lexer<'_>, dict: bool, keep: Keep<'_>) -> Result<Value> {
@@ -176,12 +185,15 @@ fn add(stack: &mut [Frame], value: Value, kept: &mut usize, keep: Keep<'_>) -> R
         Open::Dict(_, key @ None) => {
             if let Value::Name(name) = value {
                 *key = Some(name);
+                if outer && matches!(keep, Keep::Entries { .. }) {
+                    *kept = 0; // Each value has its own count.
+                }
             }
             return Ok(());
         }
         Open::Dict(entries, key) => {
             let key = key.take().unwrap_or_default();
-            if let (Keep::Entries(keys, _), true) = (keep, outer) {
+            if let (Keep::Entries { keys, .. }, true) = (keep, outer) {
                 if keys.contains(&key.as_slice()) {
                     match entries.iter_mut().find(|(k, _)| *k == key) {
                         Some((_, v)) => *v = value,
@@ -192,16 +204,19 @@ fn add(stack: &mut [Frame], value: Value, kept: &mut usize, keep: Keep<'_>) -> R
             }
             Slot::Entry(entries, key)
         }
-        Open::Array(_) if matches!(keep, Keep::Entries(..)) && outer => return Ok(()),
+        Open::Array(_) if matches!(keep, Keep::Entries { .. }) && outer => return Ok(()),
         Open::Array(items) => Slot::Item(items),
     };
     let max = match keep {
-        Keep::Items(max) | Keep::Entries(_, max) => max,
+        Keep::Items(max) | Keep::Entries { max, .. } => max,
     };
     if *kept >= max {
         return match keep {
+            Keep::Entries { whole, .. } => match outer_key(stack, whole) {
+                Some(key) => Err(too_many_items(key, max)),
+                None => Ok(()),
+            },
             Keep::Items(_) => Ok(()),
-            Keep::Entries(keys, _) => Err(too_many_items(keys, max)),
         };
     }
     *kept += 1;
@@ -218,13 +233,11 @@ enum Slot<'a> {
     Item(&'a mut Vec<Value>),
 }
 
-/// [`Error::Limit`] for dictionary entries `keys` holding more than `max` items.
-fn too_many_items(keys: &[&[u8]], max: usize) -> Error {
-    let keys: Vec<String> =
-        keys.iter().map(|k| format!("/{}", String::from_utf8_lossy(k))).collect();
+/// [`Error::Limit`] for a dictionary's `key` holding more than `max` items.
+fn too_many_items(key: &[u8], max: usize) -> Error {
     Error::Limit(format!(
-        "a PDF dictionary's {} entries hold more than {max} items in all",
-        keys.join(", ")
+        "a PDF dictionary's /{} holds more than {max} items",
+        String::from_utf8_lossy(key)
     ))
 }
 
@@ -260,9 +273,10 @@ pub(super) fn read_value(
 mod tests {
     use super::*;
 
-    /// Reads the rest of a dictionary (without its `<<`) for `/Type` and `/Filter`.
+    /// Reads the rest of a dictionary (without its `<<`) for `/Type`, `/W` and `/Filter`,
+    /// the last read whole.
     fn entries(data: &[u8]) -> Result<Value> {
-        read_entries(&mut Lexer::new(data), true, &[b"Type", b"Filter"], 8)
+        read_entries(&mut Lexer::new(data), true, &[b"Type", b"W", b"Filter"], &[b"Filter"], 8)
     }
 
     #[test]
@@ -282,7 +296,16 @@ mod tests {
         assert_eq!(dict.get(b"Type"), Some(&Value::Name(b"ObjStm".to_vec())));
         assert!(matches!(dict.get(b"Filter"), Some(Value::Array(f)) if f.len() == 2));
         assert_eq!(dict.get(b"Junk"), None);
+        // Each value has its own count: a long /W is cut, a long /Filter refused.
+        let dict = entries(
+            format!("/W [{}] /Filter [{}] >>", "1 ".repeat(20), "/Fl ".repeat(8)).as_bytes(),
+        );
+        let dict = dict.expect("reads");
+        assert!(matches!(dict.get(b"W"), Some(Value::Array(w)) if w.len() == 8));
+        assert!(matches!(dict.get(b"Filter"), Some(Value::Array(f)) if f.len() == 8));
         let err = entries(format!("/Filter [{}] >>", "/Fl ".repeat(9)).as_bytes());
-        assert!(matches!(&err, Err(Error::Limit(m)) if m.contains("more than 8 items")), "{err:?}");
+        let refused =
+            matches!(&err, Err(Error::Limit(m)) if m.contains("/Filter holds more than 8"));
+        assert!(refused, "{err:?}");
     }
 }
