@@ -28,8 +28,10 @@
 //!   each is read whole, and its tokens count against the same limit.
 //!
 //! An encrypted file's object streams cannot be inflated before lopdf decrypts them: the most
-//! they could inflate to is charged instead, to the budget and, a token a byte, to the token
-//! limit. lopdf reads the trailer (or the cross-reference stream that is one) wherever the
+//! they could inflate to is charged to the budget instead. Their tokens are not counted (as
+//! many tokens as bytes, the only bound known without decrypting, would refuse most real
+//! encrypted files that use object streams), so the token limit does not hold inside them:
+//! what holds there is the inflate budget, in bytes. lopdf reads the trailer (or the cross-reference stream that is one) wherever the
 //! end of the file points, so a file is taken for encrypted when any dictionary the lexical
 //! pass reads, any object header's dictionary or any `trailer` dictionary anywhere has an
 //! `/Encrypt`.
@@ -177,11 +179,10 @@ pub(super) fn prescan(bytes: &[u8], budget: &mut Budget) -> Result<()> {
         let cost = if encrypted && stream.object_stream {
             // Encrypted data cannot be inflated before lopdf decrypts it: charge the most
             // it could inflate to.
+            // Its tokens are not counted: charging them as a token a byte would refuse most
+            // real encrypted files that use object streams (see the module docs).
             let cost = data.len().saturating_mul(decode_chain_ratio(&stream.dict));
             budget.take(cost)?;
-            // As many tokens, at most (`[` is one).
-            tokens = tokens.saturating_add(cost);
-            check_tokens(tokens)?;
             cost
         } else {
             match decode::decode(&stream.dict, data, budget)? {
