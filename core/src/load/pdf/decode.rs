@@ -1,7 +1,10 @@
-//! Stream decoding under a budget: every byte a filter produces (and every byte of a stream
-//! without filters, which is copied) is counted, and decoding stops with [`Error::Limit`] as
-//! soon as the streams decoded for a document pass [`limits::inflate_budget`] (a stream
-//! decoded twice counts twice). Nothing here trusts a declared size.
+//! Stream decoding under a budget: every byte a filter reads and every byte it produces (and
+//! every byte of a stream without filters, which is copied) is counted, with a nominal byte
+//! for each filter of the chain, and decoding stops with [`Error::Limit`] as soon as the
+//! streams decoded for a document pass [`limits::inflate_budget`] (a stream decoded twice
+//! counts twice). The bytes read count because decoding them is work even when it produces
+//! nothing (ASCII85 over white space, deflate's empty blocks): a stream decoded again and
+//! again is bounded like one inflating. Nothing here trusts a declared size.
 //!
 //! Filters: `FlateDecode`, `LZWDecode` (with PNG and TIFF predictors), `ASCIIHexDecode`,
 //! `ASCII85Decode`, `RunLengthDecode`, and the `Identity` crypt filter. Image codecs (DCT,
@@ -85,7 +88,7 @@ pub(super) enum Decoded {
 /// The filters of a stream dictionary with their parameters, in decoding order. (`/F` and
 /// `/DP` abbreviate them only in inline images, which are never decoded: in a stream's
 /// dictionary `/F` names an external file.)
-fn filters(dict: &Dictionary) -> Vec<(&[u8], Option<&Dictionary>)> {
+pub(super) fn filters(dict: &Dictionary) -> Vec<(&[u8], Option<&Dictionary>)> {
     let names: Vec<&[u8]> = match dict.get(b"Filter") {
         Ok(Object::Name(name)) => vec![name.as_slice()],
         Ok(Object::Array(items)) => items.iter().filter_map(|o| o.as_name().ok()).collect(),
@@ -123,72 +126,116 @@ fn is_known(name: &[u8]) -> bool {
     )
 }
 
-/// Undoes the stream's filters, counting every produced byte against `budget` (the bytes of a
-/// stream without filters too: they are copied). Broken data decodes as far as it goes (as
-/// PDF readers do); the budget is never exceeded.
+/// Undoes the stream's filters, counting against `budget` every byte each filter reads and
+/// produces, and a byte for each filter (the bytes of a stream without filters once: they are
+/// copied). Broken data decodes as far as it goes (as PDF readers do). Output is charged before
+/// it is written ([`Output`]), so the budget is never exceeded, not even for a moment.
 ///
 /// # Errors
 /// [`Error::Limit`] when the budget runs out.
 pub(super) fn decode(dict: &Dictionary, data: &[u8], budget: &mut Budget) -> Result<Decoded> {
     let chain = filters(dict);
+    budget.take(chain.len())?;
     if chain.iter().any(|(name, _)| !is_known(name)) {
         return Ok(Decoded::Image);
     }
     let mut current: Option<Vec<u8>> = None;
     for (name, params) in chain {
         let input = current.as_deref().unwrap_or(data);
-        let output = match name {
-            b"FlateDecode" | b"Fl" => predict(inflate(input, budget)?, params),
-            b"LZWDecode" | b"LZW" => predict(lzw(input, params, budget)?, params),
-            b"ASCIIHexDecode" | b"AHx" => counted(ascii_hex(input), budget)?,
-            b"ASCII85Decode" | b"A85" => counted(ascii85(input), budget)?,
-            b"RunLengthDecode" | b"RL" => run_length(input, budget)?,
+        let mut out = Output { bytes: Vec::new(), budget: &mut *budget };
+        match name {
+            b"FlateDecode" | b"Fl" => inflate(input, &mut out)?,
+            b"LZWDecode" | b"LZW" => lzw(input, params, &mut out)?,
+            b"ASCIIHexDecode" | b"AHx" => ascii_hex(input, &mut out)?,
+            b"ASCII85Decode" | b"A85" => ascii85(input, &mut out)?,
+            b"RunLengthDecode" | b"RL" => run_length(input, &mut out)?,
             _ => continue, // Crypt: lopdf has decrypted already (Identity otherwise).
+        }
+        let bytes = match name {
+            b"FlateDecode" | b"Fl" | b"LZWDecode" | b"LZW" => predict(out.bytes, params),
+            _ => out.bytes,
         };
-        current = Some(output);
+        current = Some(bytes);
     }
     match current {
-        Some(out) => Ok(Decoded::Bytes(out)),
-        None => Ok(Decoded::Bytes(counted(data.to_vec(), budget)?)),
+        Some(bytes) => Ok(Decoded::Bytes(bytes)),
+        None => {
+            let mut out = Output { bytes: Vec::new(), budget };
+            out.write(data)?;
+            Ok(Decoded::Bytes(out.bytes))
+        }
     }
 }
 
-/// Counts a filter's whole output (for filters whose output is at most 5 times their input,
-/// and for a copy).
-fn counted(out: Vec<u8>, budget: &mut Budget) -> Result<Vec<u8>> {
-    budget.take(out.len())?;
-    Ok(out)
+/// A filter's output, which grows only once the budget has been charged for it; the filter
+/// charges the bytes it reads to it too.
+struct Output<'b> {
+    bytes: Vec<u8>,
+    budget: &'b mut Budget,
 }
 
-/// Reads all of `reader` into a vector, chunk by chunk against the budget. A read error ends
-/// the data (keeping what came before it).
-fn read_counted(mut reader: impl Read, budget: &mut Budget) -> Result<Vec<u8>> {
-    let mut out = Vec::new();
+impl Output<'_> {
+    /// Charges `n` bytes read.
+    fn read(&mut self, n: usize) -> Result<()> {
+        self.budget.take(n)
+    }
+
+    /// Appends `data`, charged first.
+    fn write(&mut self, data: &[u8]) -> Result<()> {
+        self.budget.take(data.len())?;
+        self.bytes.extend_from_slice(data);
+        Ok(())
+    }
+
+    /// Appends `n` times `byte`, charged first.
+    fn fill(&mut self, byte: u8, n: usize) -> Result<()> {
+        self.budget.take(n)?;
+        self.bytes.resize(self.bytes.len() + n, byte);
+        Ok(())
+    }
+}
+
+/// The part of `input` a filter whose data ends at the first `end` byte reads, charged.
+fn until<'a>(input: &'a [u8], end: u8, out: &mut Output<'_>) -> Result<&'a [u8]> {
+    let len = input.iter().position(|&b| b == end).map_or(input.len(), |at| at + 1);
+    out.read(len)?;
+    Ok(input.get(..len).unwrap_or_default())
+}
+
+/// Reads all of `reader` (a decompressor, which has read `total_in` bytes of its input so
+/// far) chunk by chunk, its input read charged as it goes. A read error ends the data
+/// (keeping what came before it).
+fn read_counted<R: Read>(
+    mut reader: R,
+    total_in: impl Fn(&R) -> u64,
+    out: &mut Output<'_>,
+) -> Result<()> {
     let mut chunk = vec![0u8; CHUNK];
+    let mut charged_in = 0u64;
     loop {
-        match reader.read(&mut chunk) {
-            Ok(0) | Err(_) => return Ok(out),
-            Ok(n) => {
-                budget.take(n)?;
-                out.extend_from_slice(chunk.get(..n).unwrap_or_default());
-            }
+        let read = reader.read(&mut chunk);
+        let consumed = total_in(&reader);
+        out.read(usize::try_from(consumed.saturating_sub(charged_in)).unwrap_or(usize::MAX))?;
+        charged_in = consumed;
+        match read {
+            Ok(0) | Err(_) => return Ok(()),
+            Ok(n) => out.write(chunk.get(..n).unwrap_or_default())?,
         }
     }
 }
 
 /// zlib-wrapped deflate; raw deflate when the zlib header is broken.
-fn inflate(input: &[u8], budget: &mut Budget) -> Result<Vec<u8>> {
-    let out = read_counted(flate2::read::ZlibDecoder::new(input), budget)?;
-    if out.is_empty() && input.len() > 2 {
-        return read_counted(
-            flate2::read::DeflateDecoder::new(input.get(2..).unwrap_or_default()),
-            budget,
-        );
+fn inflate(input: &[u8], out: &mut Output<'_>) -> Result<()> {
+    use flate2::read::{DeflateDecoder, ZlibDecoder};
+    read_counted(ZlibDecoder::new(input), ZlibDecoder::total_in, out)?;
+    if out.bytes.is_empty() && input.len() > 2 {
+        let raw = DeflateDecoder::new(input.get(2..).unwrap_or_default());
+        read_counted(raw, DeflateDecoder::total_in, out)?;
     }
-    Ok(out)
+    Ok(())
 }
 
-fn lzw(input: &[u8], params: Option<&Dictionary>, budget: &mut Budget) -> Result<Vec<u8>> {
+fn lzw(input: &[u8], params: Option<&Dictionary>, out: &mut Output<'_>) -> Result<()> {
     use weezl::{BitOrder, LzwStatus, decode::Decoder};
     let early_change = int_param(params, b"EarlyChange").is_none_or(|v| v != 0);
     let mut decoder = if early_change {
@@ -196,56 +243,50 @@ fn lzw(input: &[u8], params: Option<&Dictionary>, budget: &mut Budget) -> Result
     } else {
         Decoder::new(BitOrder::Msb, 8)
     };
-    let mut out = Vec::new();
     let mut chunk = vec![0u8; CHUNK];
     let mut rest = input;
     loop {
         let result = decoder.decode_bytes(rest, &mut chunk);
-        budget.take(result.consumed_out)?;
-        out.extend_from_slice(chunk.get(..result.consumed_out).unwrap_or_default());
+        out.read(result.consumed_in)?;
+        out.write(chunk.get(..result.consumed_out).unwrap_or_default())?;
         rest = rest.get(result.consumed_in..).unwrap_or_default();
         match result.status {
             Ok(LzwStatus::Ok) => {}
-            Ok(LzwStatus::NoProgress | LzwStatus::Done) | Err(_) => return Ok(out),
+            Ok(LzwStatus::NoProgress | LzwStatus::Done) | Err(_) => return Ok(()),
         }
     }
 }
 
-fn ascii_hex(input: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(input.len() / 2);
+fn ascii_hex(input: &[u8], out: &mut Output<'_>) -> Result<()> {
     let mut high = None;
-    for &b in input {
-        if b == b'>' {
-            break;
-        }
+    for &b in until(input, b'>', out)? {
         let Some(v) = (b as char).to_digit(16) else { continue };
         let v = v as u8;
         match high.take() {
-            Some(h) => out.push(h << 4 | v),
+            Some(h) => out.write(&[h << 4 | v])?,
             None => high = Some(v),
         }
     }
     if let Some(h) = high {
-        out.push(h << 4);
+        out.write(&[h << 4])?;
     }
-    out
+    Ok(())
 }
 
-fn ascii85(input: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(input.len());
+/// `z` (one byte) writes four.
+fn ascii85(input: &[u8], out: &mut Output<'_>) -> Result<()> {
     let mut group = [0u8; 5];
     let mut n = 0;
-    for &b in input {
+    for &b in until(input, b'~', out)? {
         match b {
-            b'~' => break,
-            b'z' if n == 0 => out.extend_from_slice(&[0; 4]),
+            b'z' if n == 0 => out.write(&[0; 4])?,
             b'!'..=b'u' => {
                 if let Some(slot) = group.get_mut(n) {
                     *slot = b - b'!';
                 }
                 n += 1;
                 if n == 5 {
-                    out.extend_from_slice(&ascii85_group(&group));
+                    out.write(&ascii85_group(&group))?;
                     n = 0;
                 }
             }
@@ -256,9 +297,9 @@ fn ascii85(input: &[u8]) -> Vec<u8> {
         for slot in group.iter_mut().skip(n) {
             *slot = 84;
         }
-        out.extend_from_slice(ascii85_group(&group).get(..n - 1).unwrap_or_default());
+        out.write(ascii85_group(&group).get(..n - 1).unwrap_or_default())?;
     }
-    out
+    Ok(())
 }
 
 fn ascii85_group(group: &[u8; 5]) -> [u8; 4] {
@@ -266,8 +307,7 @@ fn ascii85_group(group: &[u8; 5]) -> [u8; 4] {
     (value as u32).to_be_bytes()
 }
 
-fn run_length(input: &[u8], budget: &mut Budget) -> Result<Vec<u8>> {
-    let mut out = Vec::new();
+fn run_length(input: &[u8], out: &mut Output<'_>) -> Result<()> {
     let mut i = 0;
     while let Some(&len) = input.get(i) {
         i += 1;
@@ -276,20 +316,19 @@ fn run_length(input: &[u8], budget: &mut Budget) -> Result<Vec<u8>> {
             0..=127 => {
                 let n = usize::from(len) + 1;
                 let run = input.get(i..(i + n).min(input.len())).unwrap_or_default();
-                budget.take(run.len())?;
-                out.extend_from_slice(run);
+                out.read(1 + run.len())?;
+                out.write(run)?;
                 i += n;
             }
             _ => {
                 let Some(&b) = input.get(i) else { break };
                 i += 1;
-                let n = 257 - usize::from(len);
-                budget.take(n)?;
-                out.resize(out.len() + n, b);
+                out.read(2)?;
+                out.fill(b, 257 - usize::from(len))?;
             }
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 fn int_param(params: Option<&Dictionary>, key: &[u8]) -> Option<i64> {
@@ -433,6 +472,23 @@ mod tests {
         let raw = [2, 1, 2, 3, 2, 1, 1, 1];
         let out = decode(&d, &zlib(&raw), &mut Budget::for_source(0)).expect("decodes");
         assert_eq!(bytes(out), [1, 2, 3, 2, 3, 4]);
+    }
+
+    /// Output is charged before it is written: a write the budget cannot pay for is refused
+    /// and leaves the output as it was (`z`, one byte, writes four).
+    #[test]
+    fn output_is_charged_before_it_is_written() {
+        let mut budget = Budget::for_source(0);
+        budget.take(limits::INFLATE_ALLOWANCE - 8).expect("within the budget");
+        let mut out = Output { bytes: Vec::new(), budget: &mut budget };
+        // Three bytes read, then four written; the second `z` is refused with one byte left.
+        let result = ascii85(b"zz~", &mut out);
+        assert!(matches!(result, Err(Error::Limit(_))), "{result:?}");
+        assert_eq!(out.bytes, [0; 4]);
+        let mut out = Output { bytes: Vec::new(), budget: &mut Budget::for_source(0) };
+        let result = run_length(&[129, b'x'].repeat(8 << 10), &mut out);
+        assert!(matches!(result, Err(Error::Limit(_))), "{result:?}");
+        assert!(out.bytes.len() <= limits::INFLATE_ALLOWANCE, "{}", out.bytes.len());
     }
 
     #[test]

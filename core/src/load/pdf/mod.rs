@@ -13,17 +13,20 @@
 //! (where a panic aborts the module and cannot be caught).
 //!
 //! 1. [`prescan`], before lopdf parses: more than [`limits::MAX_PDF_TOKENS`] tokens outside
-//!    streams; arrays and dictionaries nested deeper than [`limits::MAX_DEPTH`] (lopdf 0.42
-//!    stops its own parser at 100 levels and drops the object; the pass refuses such files
-//!    with a limit error instead, reading them without recursion). Then every `n g obj` header
-//!    in the file, wherever it is (lopdf parses objects where the cross-reference sections
-//!    say, which may be inside another object's data): chains of stream `/Length`
-//!    references longer than [`prescan::MAX_LENGTH_CHAIN`] (lopdf resolves them
-//!    recursively); cross-reference streams with field widths lopdf would loop on;
-//!    cross-reference and object streams, which lopdf inflates by itself, inflated here
+//!    streams (objects hidden in stream data, strings or comments, the objects of object
+//!    streams, and the most an encrypted object stream could inflate to, included); arrays
+//!    and dictionaries nested deeper than [`limits::MAX_DEPTH`], read without recursion
+//!    (lopdf 0.42 stops its own parser at 100 levels and drops an object nested deeper, so a
+//!    file nested 101 to 512 levels deep is read with that object missing, not refused).
+//!    Then every `n g obj` header in the file, wherever it is (lopdf parses objects where
+//!    the cross-reference sections say, which may be inside another object's data): chains
+//!    of stream `/Length` references longer than [`prescan::MAX_LENGTH_CHAIN`] (lopdf
+//!    resolves them recursively); cross-reference streams with field widths lopdf would loop
+//!    on; cross-reference and object streams, which lopdf inflates by itself, inflated here
 //!    first against the document's budget ([`limits::inflate_budget`]: 100 times the file's
 //!    size plus 1 MiB, at most 256 MiB, for all the streams decoded, each time one is
-//!    decoded or copied).
+//!    decoded or copied; [`decode`] charges it the bytes each filter reads as well as those
+//!    it writes, so decoding to nothing is not free).
 //! 2. [`sanitize`] rebuilds the document pdf-extract sees: the page tree walked iteratively
 //!    (`Kids` cycles and shared subtrees walked once, depth bounded, `/Parent` links never
 //!    followed: the new tree is flat), streams decoded (or copied) by [`decode`] under the

@@ -2,20 +2,44 @@
 //!
 //! A lexical pass, front to back with stream data skipped, refuses more than
 //! [`limits::MAX_PDF_TOKENS`] tokens (lopdf's objects take some hundred bytes each) and
-//! arrays and dictionaries nested past [`limits::MAX_DEPTH`] (lopdf 0.42 bounds its own
-//! parser's nesting at 100 levels, and drops a deeper object; such a file is refused here with
-//! a limit error rather than read with objects missing; the pass itself never recurses).
+//! arrays and dictionaries nested past [`limits::MAX_DEPTH`] (the pass itself never
+//! recurses). lopdf 0.42 stops its own parser at 100 levels, so it never recurses deeper
+//! either: it drops an object nested deeper than that (a dictionary or array of a trailer it
+//! needs makes it fail), which is not refused here unless the nesting passes
+//! [`limits::MAX_DEPTH`]: a file nested 101 to 512 levels deep is read with that object
+//! missing.
+//!
+//! Dictionaries are read as lopdf reads them: of a repeated key, the last value counts, and the
+//! entries the pass looks at ([`KEYS`]) are read however many others come before them; a
+//! filter chain or its parameters holding more than [`DICT_ITEMS`] items is refused rather
+//! than read in part.
 //!
 //! lopdf then parses an object at every offset its cross-reference sections give, which may
 //! be anywhere: inside another object's stream data, a string or a comment. So every
-//! `n g obj` header in the file is read, wherever it is, and refused: chains of stream
-//! `/Length` references (lopdf follows each one recursively); cross-reference streams with
-//! field widths lopdf would allocate or loop on; and cross-reference or object streams (which
-//! lopdf inflates without a bound) that inflate past the document's budget. An encrypted
-//! file's object streams cannot be inflated before lopdf decrypts them: the most they could
-//! inflate to is charged instead. lopdf inflates an object stream again for every
-//! cross-reference entry that leads to it, keeping every copy: so the in-use entries of the
-//! cross-reference tables and streams are read too, and an object stream is charged once per
+//! `n g obj` header in the file is read, wherever it is, and refused:
+//!
+//! - chains of stream `/Length` references (lopdf follows each one recursively);
+//! - cross-reference streams with field widths lopdf would allocate or loop on (any stream
+//!   with a `/W`: lopdf reads whatever stream a cross-reference offset points to as one,
+//!   `/Type /XRef` or not);
+//! - cross-reference and object streams (which lopdf inflates without a bound) that inflate
+//!   past the document's budget;
+//! - objects the lexical pass did not read (hidden in stream data, strings or comments):
+//!   each is read whole, and its tokens count against the same limit.
+//!
+//! An encrypted file's object streams cannot be inflated before lopdf decrypts them: the most
+//! they could inflate to is charged to the budget instead. Their tokens are not counted (as
+//! many tokens as bytes, the only bound known without decrypting, would refuse most real
+//! encrypted files that use object streams), so the token limit does not hold inside them:
+//! what holds there is the inflate budget, in bytes. lopdf reads the trailer (or the cross-reference stream that is one) wherever the
+//! end of the file points, so a file is taken for encrypted when any dictionary the lexical
+//! pass reads, any object header's dictionary or any `trailer` dictionary anywhere has an
+//! `/Encrypt`.
+//!
+//! lopdf inflates an object stream again for every cross-reference entry that leads to it,
+//! keeping every copy: so the in-use entries of the cross-reference tables and streams are
+//! read too (a stream's entries as lopdf reads them, to the end of its data), each counted
+//! for the object stream it leads to as it is read, and an object stream is charged once per
 //! entry leading to it.
 
 use std::collections::{HashMap, HashSet};
@@ -32,7 +56,17 @@ use crate::{Error, Result, limits};
 /// length refers to an integer object).
 pub(super) const MAX_LENGTH_CHAIN: usize = 32;
 
-/// Items kept when reading a stream's dictionary.
+/// The dictionary entries the pass reads (every other entry is read and dropped, however many
+/// there are).
+const KEYS: &[&[u8]] = &[b"Type", b"Length", b"Filter", b"DecodeParms", b"W", b"Encrypt"];
+
+/// Of [`KEYS`], those whose value means what it says only when read whole (a filter chain and
+/// its parameters): holding more than [`DICT_ITEMS`] items, it is refused. Of the others only
+/// the first items matter (the three widths of a `/W`; a font's `/W` may be long).
+const WHOLE: &[&[u8]] = &[b"Filter", b"DecodeParms"];
+
+/// Most items (array items and dictionary values, nested ones included) read of the value of
+/// one of [`KEYS`]: real filter chains have a few.
 const DICT_ITEMS: usize = 4096;
 
 /// Worst-case growth of each filter, for object streams that cannot be inflated before lopdf
@@ -57,6 +91,21 @@ struct ObjectInfo {
     object_stream: bool,
 }
 
+/// What [`object_headers`] finds.
+struct Headers {
+    objects: HashMap<u32, ObjectInfo>,
+    loader_streams: Vec<LoaderStream>,
+    /// Tokens of the objects whose headers the lexical pass did not read (hidden in stream
+    /// data, strings or comments), as lopdf would parse them.
+    tokens: usize,
+    /// Whether a cross-reference stream or a `trailer` dictionary, anywhere, has an
+    /// `/Encrypt`.
+    encrypted: bool,
+    /// Bytes read in all: dictionaries, and white space and comments skipped.
+    #[cfg_attr(not(test), expect(dead_code, reason = "the tests check the bound"))]
+    read: usize,
+}
+
 /// A stream lopdf inflates on its own while loading.
 struct LoaderStream {
     /// The digits of its header's object number: where lopdf reads it from.
@@ -64,6 +113,8 @@ struct LoaderStream {
     dict: Dictionary,
     data: Range<usize>,
     object_stream: bool,
+    /// A cross-reference stream's field widths, when lopdf can read its entries.
+    widths: Option<[usize; 3]>,
 }
 
 /// Checks `bytes` as described in the module docs, charging the inflated size of the
@@ -77,11 +128,17 @@ pub(super) fn prescan(bytes: &[u8], budget: &mut Budget) -> Result<()> {
     let mut lexer = Lexer::new(bytes);
     let mut encrypted = false;
     let mut last_dict: Option<Value> = None;
+    // Where the objects whose headers the pass reads start (their tokens are counted).
+    let mut bodies = Vec::new();
     while let Some(token) = lexer.next_token() {
         match token {
+            Token::Keyword(b"obj") => {
+                check_tokens(lexer.tokens())?;
+                bodies.push(lexer.pos());
+            }
             Token::DictOpen | Token::ArrayOpen => {
                 let dict = token == Token::DictOpen;
-                let value = value::read_container(&mut lexer, dict, DICT_ITEMS)?;
+                let value = value::read_entries(&mut lexer, dict, KEYS, WHOLE, DICT_ITEMS)?;
                 if value.get(b"Encrypt").is_some() {
                     encrypted = true;
                 }
@@ -99,17 +156,31 @@ pub(super) fn prescan(bytes: &[u8], budget: &mut Budget) -> Result<()> {
     }
     let mut tokens = lexer.tokens();
     check_tokens(tokens)?;
-    let (objects, loader_streams) = object_headers(bytes, &ends)?;
+    let headers = object_headers(bytes, &ends, &bodies)?;
+    drop(bodies);
+    let Headers { objects, loader_streams, .. } = headers;
+    let encrypted = encrypted || headers.encrypted;
+    tokens = tokens.saturating_add(headers.tokens);
+    check_tokens(tokens)?;
     check_length_chains(&objects)?;
-    // Where lopdf parses objects: the offsets of the cross-reference entries in use.
-    let mut offsets = table_offsets(bytes);
-    // Each object stream's header and what inflating it once costs.
-    let mut object_streams = Vec::new();
+    // Where lopdf parses objects (the cross-reference entries in use) that leads it to an
+    // object stream: how many entries lead to each.
+    let headers: Vec<Range<usize>> =
+        loader_streams.iter().filter(|s| s.object_stream).map(|s| s.header.clone()).collect();
+    let landing = Landing::new(bytes, &headers);
+    let mut entries = vec![0usize; headers.len()];
+    if !headers.is_empty() {
+        count_table_entries(bytes, &landing, &mut entries);
+    }
+    // What inflating each object stream once costs.
+    let mut costs = Vec::new();
     for stream in loader_streams {
         let data = bytes.get(stream.data.clone()).unwrap_or_default();
         let cost = if encrypted && stream.object_stream {
             // Encrypted data cannot be inflated before lopdf decrypts it: charge the most
             // it could inflate to.
+            // Its tokens are not counted: charging them as a token a byte would refuse most
+            // real encrypted files that use object streams (see the module docs).
             let cost = data.len().saturating_mul(decode_chain_ratio(&stream.dict));
             budget.take(cost)?;
             cost
@@ -120,32 +191,31 @@ pub(super) fn prescan(bytes: &[u8], budget: &mut Budget) -> Result<()> {
                     check_tokens(tokens)?;
                     inflated.len()
                 }
-                Decoded::Bytes(entries) => {
-                    offsets.extend(stream_offsets(&stream.dict, &entries));
+                Decoded::Bytes(data) => {
+                    if let Some(widths) = stream.widths {
+                        count_stream_entries(widths, &data, &landing, &mut entries);
+                    }
                     0
                 }
                 Decoded::Image => 0,
             }
         };
         if stream.object_stream {
-            object_streams.push((stream.header, cost));
+            costs.push(cost);
         }
     }
     // lopdf inflates an object stream again for every entry that leads to it (and keeps every
     // copy until the end): each entry past the first is charged again.
-    let headers: Vec<Range<usize>> = object_streams.iter().map(|(h, _)| h.clone()).collect();
-    for (entries, (_, cost)) in
-        entries_per_header(bytes, &headers, offsets).iter().zip(&object_streams)
-    {
+    for (entries, cost) in entries.iter().zip(&costs) {
         budget.take(cost.saturating_mul(entries.saturating_sub(1)))?;
     }
     Ok(())
 }
 
-/// The offsets of the in-use entries (`0000001234 00000 n`) of cross-reference tables,
-/// wherever they are in the file (an entry lopdf never reads only costs a little budget).
-fn table_offsets(bytes: &[u8]) -> Vec<usize> {
-    let mut offsets = Vec::new();
+/// Counts the in-use entries (`0000001234 00000 n`) of cross-reference tables, wherever they
+/// are in the file, that lead to each object stream (an entry lopdf never reads only costs a
+/// little budget).
+fn count_table_entries(bytes: &[u8], landing: &Landing, counts: &mut [usize]) {
     let mut pos = 0;
     while let Some(start) = bytes.get(pos..).and_then(|b| b.iter().position(u8::is_ascii_digit)) {
         let offset_start = pos + start;
@@ -162,10 +232,9 @@ fn table_offsets(bytes: &[u8]) -> Vec<usize> {
         if in_use
             && let Some(offset) = number(bytes.get(offset_start..offset_end).unwrap_or_default())
         {
-            offsets.push(offset);
+            landing.count(offset, counts);
         }
     }
-    offsets
 }
 
 /// The value of a run of ASCII digits, if it fits.
@@ -175,95 +244,123 @@ fn number(digits: &[u8]) -> Option<usize> {
         .try_fold(0usize, |acc, &d| acc.checked_mul(10)?.checked_add(usize::from(d - b'0')))
 }
 
-/// The offsets of the in-use entries (type 1) of a cross-reference stream's decoded data.
-fn stream_offsets(dict: &Dictionary, entries: &[u8]) -> Vec<usize> {
-    let widths: Vec<usize> = match dict.get(b"W") {
-        Ok(Object::Array(w)) => w
-            .iter()
-            .map(|w| w.as_i64().ok().and_then(|w| usize::try_from(w).ok()))
-            .collect::<Option<_>>()
-            .unwrap_or_default(),
-        _ => Vec::new(),
+/// Counts the in-use entries of a cross-reference stream's decoded `data` that lead to each
+/// object stream, read as lopdf reads them: one after the other to the end of the data
+/// (whatever `/Index` says: more entries only cost a little budget), a field of `n` bytes as
+/// the 32-bit number of its last four, an entry of a type other than 0, 1 or 2 being its
+/// type field alone, and every entry of type 1 when the type has no field.
+fn count_stream_entries(widths: [usize; 3], data: &[u8], landing: &Landing, counts: &mut [usize]) {
+    let [kind, offset, generation] = widths;
+    let mut pos = 0usize;
+    let mut field = |width: usize| {
+        let bytes = data.get(pos..pos.checked_add(width)?)?;
+        pos += width;
+        Some(bytes.iter().fold(0u32, |acc, &b| (acc << 8) | u32::from(b)))
     };
-    let [kind, offset, _] = widths[..] else { return Vec::new() };
-    let entry = widths.iter().sum::<usize>();
-    if entry == 0 || kind > 8 || offset > 8 {
-        return Vec::new();
+    while let Some(entry_type) = if kind == 0 { Some(1) } else { field(kind) } {
+        if entry_type > 2 {
+            continue; // Its type field alone (which is not empty).
+        }
+        let (Some(value), Some(_)) = (field(offset), field(generation)) else { break };
+        if entry_type == 1 {
+            landing.count(value as usize, counts);
+        }
+        if kind + offset + generation == 0 {
+            break;
+        }
     }
-    let field = |bytes: &[u8]| bytes.iter().fold(0u64, |acc, &b| (acc << 8) | u64::from(b));
-    entries
-        .chunks_exact(entry)
-        .filter(|e| kind == 0 || field(&e[..kind]) == 1)
-        .filter_map(|e| usize::try_from(field(&e[kind..kind + offset])).ok())
-        .collect()
 }
 
-/// For each of `headers` (the digits of object stream headers, in file order), how many of
-/// `offsets` lead lopdf to it: offsets in its digits, or before them with only white space
-/// and comments between (lopdf skips them before a header). One backward pass over the file.
-fn entries_per_header(
-    bytes: &[u8],
-    headers: &[Range<usize>],
-    mut offsets: Vec<usize>,
-) -> Vec<usize> {
-    let mut counts = vec![0; headers.len()];
-    if headers.is_empty() {
-        return counts;
-    }
-    offsets.sort_unstable_by(|a, b| b.cmp(a));
-    let mut offsets = offsets.into_iter().peekable();
-    while offsets.next_if(|&o| o >= bytes.len()).is_some() {}
-    // Where lopdf lands from the position after the one being looked at, and from the end of
-    // the line (the end of a comment starting on it).
-    let (mut after, mut line_end): (Option<usize>, Option<usize>) = (None, None);
-    let mut header = headers.len();
-    for pos in (0..bytes.len()).rev() {
-        while header > 0 && headers[header - 1].start > pos {
-            header -= 1;
+/// Where lopdf lands from a cross-reference offset: for each object stream header (its
+/// digits, in file order), the positions leading to it, as runs: its digits, and before them
+/// white space and comments, which lopdf skips before a header (the text of a comment there
+/// counts too: lopdf fails on it, and counting it only costs a little budget). Found in one
+/// backward pass over the file: one run per header, and two more for each header inside the
+/// comments before another.
+struct Landing {
+    /// Disjoint runs in file order, each with the header it leads to.
+    runs: Vec<(Range<usize>, usize)>,
+}
+
+impl Landing {
+    fn new(bytes: &[u8], headers: &[Range<usize>]) -> Self {
+        let mut runs: Vec<(Range<usize>, usize)> = Vec::new();
+        if headers.is_empty() {
+            return Self { runs };
         }
-        let byte = bytes[pos];
-        let lands = if header > 0 && headers[header - 1].contains(&pos) {
-            Some(header - 1)
-        } else if byte == b'%' {
-            line_end
-        } else if super::lex::is_space(byte) {
-            after
-        } else {
-            None
-        };
-        if byte == b'\n' || byte == b'\r' {
-            line_end = lands;
-        }
-        after = lands;
-        while offsets.next_if(|&o| o == pos).is_some() {
+        // Where lopdf lands from the position after the one being looked at, and from the end
+        // of the line (the end of a comment starting on it).
+        let (mut after, mut line_end): (Option<usize>, Option<usize>) = (None, None);
+        let mut header = headers.len();
+        for pos in (0..bytes.len()).rev() {
+            while header > 0 && headers[header - 1].start > pos {
+                header -= 1;
+            }
+            let byte = bytes[pos];
+            let lands = if header > 0 && headers[header - 1].contains(&pos) {
+                Some(header - 1)
+            } else if byte == b'%' {
+                line_end
+            } else if super::lex::is_space(byte) {
+                after
+            } else {
+                None
+            };
+            if byte == b'\n' || byte == b'\r' {
+                line_end = lands;
+            }
+            after = lands;
             if let Some(i) = lands {
-                counts[i] += 1;
+                match runs.last_mut() {
+                    Some((run, j)) if *j == i => run.start = pos,
+                    _ => runs.push((pos..pos + 1, i)),
+                }
             }
         }
+        runs.reverse();
+        Self { runs }
     }
-    counts
+
+    /// Counts an entry at `offset` for the header it leads to, if any.
+    fn count(&self, offset: usize, counts: &mut [usize]) {
+        let Some(i) = self.runs.partition_point(|(run, _)| run.start <= offset).checked_sub(1)
+        else {
+            return;
+        };
+        if let Some((run, header)) = self.runs.get(i)
+            && run.contains(&offset)
+            && let Some(count) = counts.get_mut(*header)
+        {
+            *count += 1;
+        }
+    }
 }
 
 /// Every `n g obj` header in the file, wherever it is: lopdf parses an object at each offset
 /// its cross-reference sections give, which may be inside another object's stream data, a
 /// string or a comment, and may name the object by any final digits of `n`. What each
 /// header's object is (a stream's `/Length` reference, an object stream, a cross-reference
-/// stream with its `/W` checked) is gathered for every number it may be read as.
+/// stream with its `/W` checked) is gathered for every number it may be read as. lopdf reads
+/// the trailer wherever the end of the file says too, so whether any header's dictionary (a
+/// cross-reference stream's is its trailer) or any `trailer` dictionary in the file has an
+/// `/Encrypt` is found as well.
 ///
 /// Dictionaries are read again only where headers overlap (a header inside another object's
-/// dictionary); the bytes read in all are bounded by twice the file's size plus 1 MiB, and
-/// what is kept (object numbers, streams lopdf inflates) by [`limits::MAX_PDF_TOKENS`].
+/// dictionary), and white space and comments between a header's parts are skipped once
+/// however many headers start inside them ([`Spaces`]). The bytes read in all, both counted,
+/// are bounded by twice the file's size plus 1 MiB (past it the file is refused), and what is
+/// kept (object numbers, streams lopdf inflates) by [`limits::MAX_PDF_TOKENS`].
 ///
 /// # Errors
-/// [`Error::Limit`] for nesting past [`limits::MAX_DEPTH`] or headers overlapping past that
-/// bound; [`Error::Pdf`] for a cross-reference stream lopdf would loop on.
-fn object_headers(
-    bytes: &[u8],
-    ends: &[usize],
-) -> Result<(HashMap<u32, ObjectInfo>, Vec<LoaderStream>)> {
+/// [`Error::Limit`] for nesting past [`limits::MAX_DEPTH`] or reading past that bound;
+/// [`Error::Pdf`] for a cross-reference stream lopdf would loop on.
+fn object_headers(bytes: &[u8], ends: &[usize], bodies: &[usize]) -> Result<Headers> {
     let mut objects: HashMap<u32, ObjectInfo> = HashMap::new();
     let mut loader_streams = Vec::new();
-    let mut left = bytes.len().saturating_mul(2).saturating_add(1 << 20);
+    let bound = bytes.len().saturating_mul(2).saturating_add(1 << 20);
+    let mut reading = Reading { bytes, bound, read: 0, spaces: Spaces::new(bytes) };
+    let mut encrypted = false;
+    let mut tokens = 0usize;
     // Object numbers and streams kept, bounded by the token limit.
     let mut kept = 0usize;
     let mut pos = 0;
@@ -271,31 +368,40 @@ fn object_headers(
         let run_start = pos + offset;
         let run_end = skip(bytes, run_start, |b| b.is_ascii_digit());
         pos = run_end;
-        let Some(body) = object_body(bytes, run_end) else { continue };
-        // The object's dictionary, read with at most `left` bytes.
-        let limit = body.saturating_add(left).min(bytes.len());
-        let mut lexer = Lexer::new(bytes.get(..limit).unwrap_or_default());
-        lexer.set_pos(body);
-        // Whatever the first token is (a string may be long), it is read and counted.
+        let body = object_body(&mut reading.spaces, run_end);
+        reading.left()?;
+        let Some(body) = body else { continue };
+        let mut lexer = reading.lexer(body)?;
+        // Whatever the first token is (a string may be long), it is read and counted. The
+        // object of a header the lexical pass did not read is read whole (an array too), its
+        // tokens counted: lopdf parses it if an offset leads there.
+        let hidden = bodies.binary_search(&body).is_err();
         let dict = match lexer.next_token() {
-            Some(Token::DictOpen) => Some(value::read_container(&mut lexer, true, DICT_ITEMS)?),
+            Some(Token::DictOpen) => {
+                Some(value::read_entries(&mut lexer, true, KEYS, WHOLE, DICT_ITEMS)?)
+            }
+            Some(Token::ArrayOpen) if hidden => {
+                value::read_container(&mut lexer, false, 0)?;
+                None
+            }
             _ => None,
         };
         let is_stream = dict.is_some() && lexer.next_token() == Some(Token::Keyword(b"stream"));
-        if lexer.pos() >= limit && limit < bytes.len() {
-            return Err(Error::Limit(
-                "the PDF's object headers overlap past twice its size (objects hidden inside objects)"
-                    .to_owned(),
-            ));
+        reading.done(&lexer, body)?;
+        if hidden {
+            tokens = tokens.saturating_add(lexer.tokens());
+            check_tokens(tokens)?;
         }
-        left = left.saturating_sub(lexer.pos() - body);
+        // A cross-reference stream is its file's trailer too.
+        encrypted |= dict.as_ref().is_some_and(|d| d.get(b"Encrypt").is_some());
         let Some(dict) = dict.filter(|_| is_stream) else { continue };
         let length_ref = match dict.get(b"Length") {
             Some(Value::Ref(n, _)) => u32::try_from(*n).ok(),
             _ => None,
         };
         let object_stream = is_type(&dict, b"ObjStm");
-        let xref = is_type(&dict, b"XRef");
+        // lopdf reads any stream where a cross-reference section should be as one.
+        let xref = is_type(&dict, b"XRef") || dict.get(b"W").is_some();
         if length_ref.is_some() || object_stream {
             let numbers = suffix_numbers(bytes.get(run_start..run_end).unwrap_or_default());
             kept = kept.saturating_add(numbers.len());
@@ -312,9 +418,7 @@ fn object_headers(
                 limits::MAX_PDF_TOKENS
             )));
         }
-        if xref {
-            check_xref_widths(&dict)?;
-        }
+        let widths = if xref { xref_widths(&dict)? } else { None };
         if object_stream || xref {
             let (data, _) = stream_range(bytes, lexer.pos(), &dict, ends, true);
             loader_streams.push(LoaderStream {
@@ -322,21 +426,79 @@ fn object_headers(
                 dict: to_dictionary(&dict),
                 data,
                 object_stream,
+                widths,
             });
         }
     }
-    Ok((objects, loader_streams))
+    // lopdf reads the trailer where the end of the file says, which may be anywhere.
+    let mut from = 0;
+    while let Some(at) = find(bytes, b"trailer", from) {
+        from = at + b"trailer".len();
+        let mut lexer = reading.lexer(from)?;
+        if lexer.next_token() == Some(Token::DictOpen) {
+            let dict = value::read_entries(&mut lexer, true, &[b"Encrypt"], &[], DICT_ITEMS)?;
+            encrypted |= dict.get(b"Encrypt").is_some();
+        }
+        reading.done(&lexer, from)?;
+    }
+    let read = reading.read.saturating_add(reading.spaces.looked_at);
+    Ok(Headers { objects, loader_streams, tokens, encrypted, read })
+}
+
+/// Reads of dictionaries in [`object_headers`], all of them together bounded.
+struct Reading<'a> {
+    bytes: &'a [u8],
+    /// Most bytes read in all, white space and comments skipped included.
+    bound: usize,
+    /// Bytes of dictionaries read so far.
+    read: usize,
+    spaces: Spaces<'a>,
+}
+
+impl<'a> Reading<'a> {
+    /// What is left of the bound.
+    fn left(&self) -> Result<usize> {
+        let used = self.read.saturating_add(self.spaces.looked_at);
+        self.bound.checked_sub(used).ok_or_else(overlap)
+    }
+
+    /// A lexer from `from` that reads at most what is left of the bound.
+    fn lexer(&self, from: usize) -> Result<Lexer<'a>> {
+        let limit = from.saturating_add(self.left()?).min(self.bytes.len());
+        let mut lexer = Lexer::new(self.bytes.get(..limit).unwrap_or_default());
+        lexer.set_pos(from);
+        Ok(lexer)
+    }
+
+    /// Counts what `lexer` read from `from`, refusing it if it reached the bound.
+    fn done(&mut self, lexer: &Lexer<'_>, from: usize) -> Result<()> {
+        let limit = lexer.data().len();
+        if lexer.pos() >= limit && limit < self.bytes.len() {
+            return Err(overlap());
+        }
+        self.read += lexer.pos().saturating_sub(from);
+        Ok(())
+    }
+}
+
+/// [`Error::Limit`] for reading object headers past their bound.
+fn overlap() -> Error {
+    Error::Limit(
+        "the PDF's object headers overlap past twice its size (objects hidden inside objects)"
+            .to_owned(),
+    )
 }
 
 /// Where the object of a header whose first number ends at `number_end` starts: after
 /// `g obj`, with white space and comments between them as lopdf reads them.
-fn object_body(bytes: &[u8], number_end: usize) -> Option<usize> {
-    let generation = skip_space(bytes, number_end);
+fn object_body(spaces: &mut Spaces<'_>, number_end: usize) -> Option<usize> {
+    let bytes = spaces.bytes;
+    let generation = spaces.skip(number_end);
     let generation_end = skip(bytes, generation, |b| b.is_ascii_digit());
     if generation_end == generation {
         return None;
     }
-    let keyword = skip_space(bytes, generation_end);
+    let keyword = spaces.skip(generation_end);
     bytes.get(keyword..)?.starts_with(b"obj").then_some(keyword + 3)
 }
 
@@ -363,15 +525,51 @@ fn skip(bytes: &[u8], from: usize, keep: impl Fn(u8) -> bool) -> usize {
     from + rest.iter().take_while(|&&b| keep(b)).count()
 }
 
-/// Skips white space and comments, as lopdf does between the parts of an object header.
-fn skip_space(bytes: &[u8], mut pos: usize) -> usize {
-    loop {
-        let next = skip(bytes, pos, super::lex::is_space);
-        if bytes.get(next) == Some(&b'%') {
-            pos = skip(bytes, next, |b| b != b'\n' && b != b'\r');
-        } else {
-            return next;
+/// White space and comments skipped as lopdf skips them between the parts of an object
+/// header, counting the bytes looked at. Headers are looked for front to back, and one may
+/// start inside the comments another skipped (a header's digits in a comment's text). The
+/// run skipped that reaches furthest is remembered: a skip that comes to one of the `%` in it
+/// ends where that run ended (lopdf goes on from a `%` to the same end of line, and from
+/// there the same way), so a comment is looked at once, not once for each header starting
+/// in it (`1%1%1%…` on one line).
+struct Spaces<'a> {
+    bytes: &'a [u8],
+    /// The run skipped that reaches furthest: from where, to where.
+    furthest: Range<usize>,
+    /// Bytes looked at in all.
+    looked_at: usize,
+}
+
+impl<'a> Spaces<'a> {
+    fn new(bytes: &'a [u8]) -> Self {
+        Self { bytes, furthest: usize::MAX..usize::MAX, looked_at: 0 }
+    }
+
+    /// The first position from `from` on (`from` at or after where the previous skip started)
+    /// that is neither white space nor in a comment.
+    fn skip(&mut self, from: usize) -> usize {
+        if from == self.furthest.start {
+            return self.furthest.end;
         }
+        let mut pos = from;
+        loop {
+            let next = skip(self.bytes, pos, super::lex::is_space);
+            self.looked_at += next - pos;
+            if self.bytes.get(next) != Some(&b'%') {
+                pos = next;
+                break;
+            }
+            if self.furthest.contains(&next) {
+                pos = self.furthest.end;
+                break;
+            }
+            pos = skip(self.bytes, next, |b| b != b'\n' && b != b'\r');
+            self.looked_at += pos - next;
+        }
+        if pos > self.furthest.end || self.furthest.start == usize::MAX {
+            self.furthest = from..pos;
+        }
+        pos
     }
 }
 
@@ -388,12 +586,8 @@ fn positions(data: &[u8], needle: &[u8]) -> Vec<usize> {
 
 /// Worst-case growth of a stream's filter chain.
 fn decode_chain_ratio(dict: &Dictionary) -> usize {
-    let names: Vec<&[u8]> = match dict.get(b"Filter") {
-        Ok(Object::Name(n)) => vec![n.as_slice()],
-        Ok(Object::Array(items)) => items.iter().filter_map(|o| o.as_name().ok()).collect(),
-        _ => Vec::new(),
-    };
-    names.into_iter().fold(1usize, |acc, name| acc.saturating_mul(worst_ratio(name)))
+    let chain = decode::filters(dict);
+    chain.iter().fold(1usize, |acc, (name, _)| acc.saturating_mul(worst_ratio(name)))
 }
 
 /// Refuses nesting past [`limits::MAX_DEPTH`] anywhere in `data` (an object stream's
@@ -420,10 +614,11 @@ fn check_tokens(tokens: usize) -> Result<()> {
     Ok(())
 }
 
-/// Refuses a cross-reference stream whose field widths (`/W`) lopdf would allocate without a
-/// bound, or loop on for every entry its `/Index` claims without reading any data (all zero).
-fn check_xref_widths(dict: &Value) -> Result<()> {
-    let Some(Value::Array(widths)) = dict.get(b"W") else { return Ok(()) };
+/// The field widths (`/W`) of a cross-reference stream, refusing those lopdf would allocate
+/// without a bound, or loop on for every entry its `/Index` claims without reading any data
+/// (all zero); `None` when lopdf reads no entries (no `/W`, or fewer than three widths).
+fn xref_widths(dict: &Value) -> Result<Option<[usize; 3]>> {
+    let Some(Value::Array(widths)) = dict.get(b"W") else { return Ok(None) };
     let widths: Vec<i64> =
         widths.iter().take(3).map(|w| if let Value::Int(i) = w { *i } else { -1 }).collect();
     if widths.iter().any(|w| !(0..=8).contains(w)) || widths.iter().sum::<i64>() == 0 {
@@ -431,7 +626,11 @@ fn check_xref_widths(dict: &Value) -> Result<()> {
             "malformed cross-reference stream (its /W field widths)".to_owned(),
         ));
     }
-    Ok(())
+    let width = |i: usize| widths.get(i).and_then(|&w| usize::try_from(w).ok());
+    Ok(match (width(0), width(1), width(2)) {
+        (Some(a), Some(b), Some(c)) => Some([a, b, c]),
+        _ => None,
+    })
 }
 
 fn is_type(dict: &Value, ty: &[u8]) -> bool {
@@ -593,5 +792,35 @@ fn to_object(v: &Value, depth: usize) -> Object {
             entries.iter().map(|(k, v)| (k.clone(), to_object(v, depth + 1))).collect(),
         ),
         _ => Object::Null,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Headers starting inside comments do not each look at the rest of the comments again:
+    /// `1%1%1%…` on one line (which took a quarter of its length squared), or a comment on
+    /// each line, is read in linear time.
+    #[test]
+    fn comments_are_skipped_once() {
+        for body in ["1%".repeat(1 << 19), "%1\n".repeat(1 << 18), "1 % 2 0 %".repeat(1 << 17)] {
+            let bytes = format!("%PDF-1.7\n{body}\n");
+            let headers = object_headers(bytes.as_bytes(), &[], &[]).expect("within the bound");
+            assert!(headers.read <= 2 * bytes.len(), "{} for {}", headers.read, bytes.len());
+        }
+    }
+
+    /// The object of a header the lexical pass did not read (in stream data, a string or a
+    /// comment) is read whole, an array too, and its tokens counted; one it read is not
+    /// counted again.
+    #[test]
+    fn hidden_objects_are_counted() {
+        let bytes = b"%PDF-1.7\n(1 0 obj [1 2 [3] << /A 4 >>] endobj)\n";
+        let headers = object_headers(bytes, &[], &[]).expect("reads");
+        assert_eq!(headers.tokens, 11);
+        let body = find(bytes, b"obj", 0).expect("a header") + 3;
+        let headers = object_headers(bytes, &[], &[body]).expect("reads");
+        assert_eq!(headers.tokens, 0);
     }
 }

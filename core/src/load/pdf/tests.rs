@@ -1079,3 +1079,178 @@ fn to_unicode_maps_are_charged_for_their_memory() {
     let font = sanitized_font(&mut pdf, &font);
     assert!(font.memory >= 1000 * fonts::UNICODE_ENTRY_BYTES, "{}", font.memory);
 }
+
+/// The pre-scan reads a dictionary as lopdf does: a repeated key's last value counts, and
+/// entries after thousands of others are read, so an object stream whose `/Type` is given
+/// twice, or comes after a long array, is inflated against the budget like any other. A value
+/// the pre-scan reads holding more items than it keeps is refused rather than cut.
+#[test]
+fn repeated_and_late_keys_are_read_as_lopdf_reads_them() {
+    let bomb = zlib(&vec![b' '; 32 << 20]);
+    let junk = format!("/Junk [{}]", "1 ".repeat(5000));
+    for dict in ["/Type /XObject /Type /ObjStm", &format!("{junk} /Type /ObjStm")] {
+        let mut pdf = Pdf::default();
+        pdf.stream(&format!("{dict} /N 1 /First 4 /Filter /FlateDecode"), &bomb);
+        let bytes = pages_pdf(&mut pdf, &[b"BT /F1 12 Tf (x) Tj ET"], "");
+        let err = text_of(&bytes).expect_err("refused");
+        assert!(matches!(&err, Error::Limit(m) if m.contains("inflate past")), "{dict:.40}: {err}");
+    }
+    let mut pdf = Pdf::default();
+    pdf.stream(&format!("/Filter [{}]", "/AHx ".repeat(5000)), b"41");
+    let bytes = pages_pdf(&mut pdf, &[b"BT /F1 12 Tf (x) Tj ET"], "");
+    let err = text_of(&bytes).expect_err("refused");
+    assert!(matches!(&err, Error::Limit(m) if m.contains("more than 4096 items")), "{err}");
+    // Only the first three items of a /W matter to the pre-scan: a font's long one is cut.
+    let mut pdf = Pdf::default();
+    pdf.obj(format!("<< /Type /Font /Subtype /CIDFontType2 /W [0 [{}]] >>", "500 ".repeat(9000)));
+    assert_eq!(text_of(&pages_pdf(&mut pdf, &[b"BT /F1 12 Tf (x) Tj ET"], "")).unwrap(), "x");
+}
+
+/// Decoding is charged the bytes it reads, not only those it produces: a stream decoding to
+/// nothing (ASCII85 over white space, ASCIIHex over other bytes, deflate's empty stored
+/// blocks) named hundreds of times in `/Contents`, or read to the end of the file from each of
+/// many object stream headers whose length lopdf cannot resolve, runs out the budget instead
+/// of being decoded again and again for free.
+#[test]
+fn decoding_is_charged_the_bytes_it_reads() {
+    let mut empty_blocks = vec![0x78, 0x01];
+    empty_blocks.extend_from_slice(&[0, 0, 0, 0xff, 0xff].repeat(13_000));
+    empty_blocks.extend_from_slice(&[1, 0, 0, 0xff, 0xff, 0, 0, 0, 1]);
+    let streams = [
+        ("/ASCII85Decode", vec![b' '; 64 << 10]),
+        ("/ASCIIHexDecode", vec![b'x'; 64 << 10]),
+        ("/FlateDecode", empty_blocks),
+    ];
+    for (filter, data) in &streams {
+        for times in [1, 300] {
+            let mut pdf = Pdf::default();
+            let empty = pdf.stream(&format!("/Filter {filter}"), data);
+            let text = pdf.stream("", b"BT /F1 12 Tf (x) Tj ET");
+            let refs = format!("{empty} 0 R ").repeat(times);
+            let bytes = one_page_pdf(&mut pdf, &format!("/Contents [{text} 0 R {refs}]"));
+            match text_of(&bytes) {
+                Ok(text) if times == 1 => assert_eq!(text, "x"),
+                Err(Error::Limit(m)) if times > 1 && m.contains("inflate past") => {}
+                other => panic!("{filter} {times} times: {other:?}"),
+            }
+        }
+    }
+
+    let mut pdf = Pdf::default();
+    for _ in 0..200 {
+        pdf.obj(
+            "<< /Type /ObjStm /N 0 /First 0 /Length 999 0 R /Filter /ASCII85Decode >>\nstream\n\nendstream",
+        );
+    }
+    pdf.stream("", &vec![b' '; 1 << 20]);
+    let bytes = pages_pdf(&mut pdf, &[b"BT /F1 12 Tf (x) Tj ET"], "");
+    let err = text_of(&bytes).expect_err("refused");
+    assert!(matches!(&err, Error::Limit(m) if m.contains("inflate past")), "{err}");
+}
+
+/// lopdf reads every entry of a cross-reference stream, and inflates an object stream again
+/// for each entry leading to it: a small compressed cross-reference stream whose 300 entries
+/// all point at one object stream is charged once per entry, its fields read as lopdf reads
+/// them (a five-byte offset is its last four bytes). A stream without `/Type /XRef` may be
+/// read as a cross-reference stream too: its widths are checked all the same.
+#[test]
+fn cross_reference_stream_entries_are_counted() {
+    // An object stream of one object, inflating to 512 KiB (within the budget once).
+    let mut pdf = Pdf::default();
+    let mut payload = b"1 0 ".to_vec();
+    payload.extend_from_slice(b"<< /A 1 >>");
+    payload.resize(512 << 10, b' ');
+    let packed = pdf.stream("/Type /ObjStm /N 1 /First 4 /Filter /FlateDecode", &zlib(&payload));
+    let bytes = pages_pdf(&mut pdf, &[b"BT /F1 12 Tf (Harbour) Tj ET"], "");
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    let header = text.find(&format!("\n{packed} 0 obj")).unwrap() + 1;
+    let number_after = |key: &str| -> usize {
+        let rest = text.rsplit(key).next().unwrap();
+        rest.split_whitespace().next().unwrap().parse().unwrap()
+    };
+    let (previous, root) = (number_after("startxref"), number_after("/Root "));
+    let [_, hi, mid, lo] = u32::try_from(header).unwrap().to_be_bytes();
+    for (widths, entry, count) in [
+        ("[1 3 0]", vec![1, hi, mid, lo], 1),
+        ("[1 3 0]", vec![1, hi, mid, lo], 300),
+        ("[1 5 0]", vec![1, 1, 0, hi, mid, lo], 300),
+    ] {
+        let mut updated = bytes.clone();
+        let section = updated.len();
+        let entries = zlib(&entry.repeat(count));
+        updated.extend_from_slice(
+            format!(
+                "900 0 obj\n<< /Type /XRef /Size 901 /Index [100 {count}] /W {widths} /Root {root} 0 R /Prev {previous} /Filter /FlateDecode /Length {} >>\nstream\n",
+                entries.len()
+            )
+            .as_bytes(),
+        );
+        updated.extend_from_slice(&entries);
+        updated.extend_from_slice(
+            format!("\nendstream\nendobj\nstartxref\n{section}\n%%EOF\n").as_bytes(),
+        );
+        match text_of(&updated) {
+            Ok(text) if count == 1 => assert_eq!(text.trim(), "Harbour"),
+            Err(Error::Limit(m)) if count > 1 && m.contains("inflate past") => {}
+            other => panic!("{widths} x {count}: {other:?}"),
+        }
+    }
+
+    let mut pdf = Pdf::default();
+    pdf.obj("<< /Size 9 /W [0 0 0] /Index [0 2000000000] /Length 0 >>\nstream\n\nendstream");
+    let err = text_of(&pages_pdf(&mut pdf, &[b"BT /F1 12 Tf (x) Tj ET"], "")).expect_err("refused");
+    assert!(matches!(&err, Error::Pdf(m) if m.contains("/W field widths")), "{err}");
+}
+
+/// lopdf reads the trailer (or the cross-reference stream that is one) wherever the end of the
+/// file points, which may be inside another stream's data or a string: an `/Encrypt` there
+/// makes the file encrypted, whose object streams, which cannot be inflated before lopdf
+/// decrypts them, are charged the most they could inflate to.
+#[test]
+fn encryption_is_found_in_hidden_trailers() {
+    let hidden: [&[u8]; 3] = [
+        b"",
+        b"trailer\n<< /Size 9 /Root 1 0 R /Encrypt 8 0 R >>",
+        b"(7 0 obj << /Type /XRef /Size 9 /W [1 2 1] /Encrypt 8 0 R /Length 0 >>\nstream\n\nendstream)",
+    ];
+    for trailer in hidden {
+        let mut pdf = Pdf::default();
+        pdf.stream("", trailer);
+        pdf.stream("/Type /ObjStm /N 1 /First 4 /Filter /FlateDecode", &[0xff; 8 << 10]);
+        let bytes = pages_pdf(&mut pdf, &[b"BT /F1 12 Tf (x) Tj ET"], "");
+        match text_of(&bytes) {
+            Ok(text) if trailer.is_empty() => assert_eq!(text, "x"),
+            Err(Error::Limit(m)) if !trailer.is_empty() && m.contains("inflate past") => {}
+            other => panic!("{:?}: {other:?}", String::from_utf8_lossy(trailer)),
+        }
+    }
+}
+
+/// Tokens lopdf may parse are counted wherever they are: here the array of a header hidden in
+/// a stream's data (lopdf parses it if an offset leads there).
+#[test]
+fn hidden_tokens_are_counted() {
+    let tokens_error = |bytes: &[u8]| match text_of(bytes) {
+        Err(Error::Limit(m)) if m.contains("tokens outside its streams") => {}
+        other => panic!("{other:?}"),
+    };
+    let hidden = format!("1 0 obj [{}]", "[]".repeat(limits::MAX_PDF_TOKENS / 2 + 1));
+    let mut pdf = Pdf::default();
+    pdf.stream("", hidden.as_bytes());
+    tokens_error(&pages_pdf(&mut pdf, &[b"BT /F1 12 Tf (x) Tj ET"], ""));
+}
+
+/// Nesting past lopdf's own 100 levels but within `MAX_DEPTH` is not refused: lopdf drops the
+/// object nested so deep and reads the rest (as the module docs say); past `MAX_DEPTH` the
+/// file is refused.
+#[test]
+fn nesting_between_lopdf_and_the_limit_drops_the_object() {
+    let nested = |depth: usize| {
+        let mut pdf = Pdf::default();
+        pdf.obj(format!("<< /Deep {}{} >>", "[".repeat(depth), "]".repeat(depth)));
+        text_of(&pages_pdf(&mut pdf, &[b"BT /F1 12 Tf (x) Tj ET"], ""))
+    };
+    assert_eq!(nested(200).expect("reads"), "x");
+    let err = nested(limits::MAX_DEPTH + 1).expect_err("refused");
+    assert!(matches!(&err, Error::Limit(m) if m.contains("nested deeper than 512")), "{err}");
+}
