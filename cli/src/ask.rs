@@ -96,7 +96,8 @@ impl AnswerArgs {
             context_tokens: self.context_tokens,
             llm_keywords: self.llm_keywords,
             deadline_ms: Some(llm::millis(self.ask_timeout)),
-            ..AskRequest::retrieving(fusion.request(mode, self.k, false))
+            search: fusion.request(mode, self.k, false),
+            ..AskRequest::default()
         }
     }
 

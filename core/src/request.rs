@@ -192,30 +192,10 @@ impl BuildRequest {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct AskRequest {
-    /// Most sources (default 5).
-    pub k: Option<usize>,
-    /// Retrieval mode (default hybrid).
-    pub mode: Option<Mode>,
-    /// Metadata restrictions on the sources (`filters` is accepted too).
-    #[serde(alias = "filters")]
-    pub filter: Filter,
-    /// Whether each source carries why it was retrieved.
-    pub explain: bool,
-    /// Weight of the dense signal in hybrid mode.
-    #[serde(alias = "denseWeight")]
-    pub dense_weight: Option<f32>,
-    /// Weight of the graph signal in hybrid mode.
-    #[serde(alias = "graphWeight")]
-    pub graph_weight: Option<f32>,
-    /// Weight of multi-hop expansion in hybrid mode.
-    #[serde(alias = "bridgeWeight")]
-    pub bridge_weight: Option<f32>,
-    /// Best results multi-hop expansion starts from.
-    #[serde(alias = "bridgeSeeds")]
-    pub bridge_seeds: Option<usize>,
-    /// How hybrid mode fuses its signals: `"convex"` (default) or `"rrf"`.
-    #[serde(deserialize_with = "fusion")]
-    pub fusion: Option<Fusion>,
+    /// How the sources are retrieved, its fields at the top level of the JSON (`k` is the
+    /// most sources, 5 by default).
+    #[serde(flatten)]
+    pub search: SearchRequest,
     /// Answer extractively even when an LLM is given.
     pub extractive: bool,
     /// Sentences in an extractive answer.
@@ -238,48 +218,6 @@ pub struct AskRequest {
 }
 
 impl AskRequest {
-    /// A request that retrieves its sources as `search` asks, with the answer's defaults.
-    pub fn retrieving(search: SearchRequest) -> Self {
-        let SearchRequest {
-            k,
-            mode,
-            explain,
-            filter,
-            dense_weight,
-            graph_weight,
-            bridge_weight,
-            bridge_seeds,
-            fusion,
-        } = search;
-        Self {
-            k,
-            mode,
-            explain,
-            filter,
-            dense_weight,
-            graph_weight,
-            bridge_weight,
-            bridge_seeds,
-            fusion,
-            ..Self::default()
-        }
-    }
-
-    /// How the sources are retrieved.
-    pub fn search(&self) -> SearchRequest {
-        SearchRequest {
-            k: self.k,
-            mode: self.mode,
-            explain: self.explain,
-            filter: self.filter.clone(),
-            dense_weight: self.dense_weight,
-            graph_weight: self.graph_weight,
-            bridge_weight: self.bridge_weight,
-            bridge_seeds: self.bridge_seeds,
-            fusion: self.fusion,
-        }
-    }
-
     /// The answer options.
     ///
     /// # Errors
@@ -295,7 +233,7 @@ impl AskRequest {
     /// # Errors
     /// As [`AskRequest::options`].
     pub fn options_from(&self, defaults: AskOptions) -> Result<AskOptions> {
-        let search = self.search().options(defaults.search.k)?;
+        let search = self.search.options(defaults.search.k)?;
         let min_relevance = self.min_relevance.unwrap_or(defaults.min_relevance);
         if !(0.0..=1.0).contains(&min_relevance) {
             return Err(Error::Query(format!(
@@ -524,8 +462,10 @@ mod tests {
         assert_eq!((options.graph.bridge_seeds, options.graph_weight), (5, 0.4));
         let search: SearchRequest = serde_json::from_str(r#"{"fusion": "convex"}"#).unwrap();
         assert_eq!(search.options(10).unwrap().fusion, Fusion::Convex);
+        let both = ask(r#"{"k": 3, "bridgeWeight": 0, "fusion": "convex", "sentences": 2}"#);
+        let both = both.unwrap();
         let search = SearchRequest { k: Some(3), bridge_weight: Some(0.0), ..search };
-        assert_eq!(AskRequest::retrieving(search.clone()).search(), search);
+        assert_eq!((both.search, both.sentences), (search, Some(2)));
     }
 
     #[test]
