@@ -257,15 +257,8 @@ fn names_are_relative_to_the_arguments_and_never_absolute() {
 fn a_closed_stdout_ends_the_command_quietly() {
     let dir = tempfile::tempdir().unwrap();
     let bundle = cli::demo_bundle(dir.path());
-    let mut child = Command::new(env!("CARGO_BIN_EXE_edgerag"))
-        .args(["search", path(&bundle), "Normandy", "-k", "50"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
     // The reader goes away before the results are written, as `| head -0` would.
-    drop(child.stdout.take());
-    let out = child.wait_with_output().unwrap();
+    let out = run_closing(&["search", path(&bundle), "Normandy", "-k", "50"], Closed::Stdout);
     assert!(out.status.success(), "{:?}: {}", out.status, String::from_utf8_lossy(&out.stderr));
     assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
 }
@@ -278,16 +271,31 @@ fn a_closed_stderr_loses_the_warnings_not_the_command() {
     std::fs::copy(cli::demo_corpus().join("normans.md"), docs.join("normans.md")).unwrap();
     std::fs::write(docs.join("noise.txt"), [0u8, 1, 2, 3].repeat(1000)).unwrap();
     let bundle = dir.path().join("x.bundle");
+    // Nobody reads the warning about noise.txt.
+    let out =
+        run_closing(&["build", path(&docs), "-o", path(&bundle), "--no-embed"], Closed::Stderr);
+    assert!(out.status.success(), "{:?}: {}", out.status, String::from_utf8_lossy(&out.stdout));
+    let inspected = json(&["inspect", path(&bundle), "--json"]);
+    assert_eq!(inspected["documents"].as_array().unwrap().len(), 1, "{inspected}");
+}
+
+/// Which output of the command nobody reads.
+enum Closed {
+    Stdout,
+    Stderr,
+}
+
+/// Runs `edgerag args` with both outputs piped and the `closed` one's reader gone from the start.
+fn run_closing(args: &[&str], closed: Closed) -> std::process::Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_edgerag"))
-        .args(["build", path(&docs), "-o", path(&bundle), "--no-embed"])
+        .args(args)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // Nobody reads the warning about noise.txt.
-    drop(child.stderr.take());
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "{:?}: {}", out.status, String::from_utf8_lossy(&out.stdout));
-    let inspected = json(&["inspect", path(&bundle), "--json"]);
-    assert_eq!(inspected["documents"].as_array().unwrap().len(), 1, "{inspected}");
+    match closed {
+        Closed::Stdout => drop(child.stdout.take()),
+        Closed::Stderr => drop(child.stderr.take()),
+    }
+    child.wait_with_output().unwrap()
 }
