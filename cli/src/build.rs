@@ -153,14 +153,10 @@ pub(crate) fn run(args: Args) -> Result<()> {
         stem.unwrap_or_else(|| "corpus".to_owned())
     });
     let mut builder = args.settings.builder(corpus, args.json)?;
-    let mut previous_ids = std::collections::HashSet::new();
     if let Some(path) = &args.update {
         let previous = files::open_bundle(path)?;
         let bundle = previous.bundle();
         builder.reuse_vectors(bundle).with_context(|| format!("--update {}", path.display()))?;
-        if bundle.dense.is_some() {
-            previous_ids = bundle.chunks.iter().map(|c| c.id.clone()).collect();
-        }
     }
 
     let bar = output::progress(inputs.files.len() as u64, "loading", args.json);
@@ -191,15 +187,11 @@ pub(crate) fn run(args: Args) -> Result<()> {
         bail!("none of the {} input files could be loaded", inputs.files.len());
     }
 
+    let reused_vectors = builder.reused_vectors();
     let bundle = finish(builder, args.json)?;
     let bytes = bundle.to_bytes()?;
     files::write_atomic(&args.output, &bytes)?;
 
-    let reused_vectors = if bundle.dense.is_some() {
-        bundle.chunks.iter().filter(|c| previous_ids.contains(&c.id)).count()
-    } else {
-        0
-    };
     let summary = Summary {
         bundle: args.output.display().to_string(),
         build: BuildSummary {

@@ -224,3 +224,46 @@ fn unusable_files_are_errors_naming_the_file() {
         Err(Error::Config(_))
     ));
 }
+
+#[test]
+fn an_update_reuses_the_vectors_of_unchanged_chunks_only() {
+    use edgerag_core::{BuildOptions, BundleBuilder, load};
+    let normans = || load("normans.md", &fixture("normans.md")).unwrap();
+    let builder = |previous: Option<&edgerag_core::Bundle>| {
+        let options = BuildOptions { corpus: "update".into(), created: 1, ..Default::default() };
+        let mut builder = BundleBuilder::new(options).unwrap();
+        builder.embed_with(minilm_boxed());
+        if let Some(previous) = previous {
+            builder.reuse_vectors(previous).unwrap();
+        }
+        builder
+    };
+    let mut first = builder(None);
+    first.add(normans());
+    assert_eq!(first.reused_vectors(), 0);
+    let first = first.finish(&mut |_| {}).unwrap();
+
+    let mut update = builder(Some(&first));
+    update.add(normans());
+    let added =
+        update.add(load("new.md", b"# Rollo\n\nRollo was the first ruler of Normandy.").unwrap());
+    assert_eq!(update.reused_vectors(), first.chunks.len());
+    let mut embedding = Vec::new();
+    let updated = update
+        .finish(&mut |p| {
+            if p.stage == edgerag_core::bundle::Stage::Embed {
+                embedding.push((p.done, p.total));
+            }
+        })
+        .unwrap();
+    // Embedding starts with the reused vectors done; only the new document's are embedded.
+    assert_eq!(embedding[0], (first.chunks.len(), updated.chunks.len()));
+    assert_eq!(updated.chunks.len(), first.chunks.len() + added);
+    let (old, new) = (first.dense.as_ref().unwrap(), updated.dense.as_ref().unwrap());
+    for (i, chunk) in first.chunks.iter().enumerate() {
+        let at = updated.chunks.iter().position(|c| c.id == chunk.id).unwrap();
+        // Taken, not embedded again: equal but for quantizing once more with the new chunks.
+        let (old, new) = (old.vector(i as u32).unwrap(), new.vector(at as u32).unwrap());
+        assert!(cosine(&old, &new) > 0.9999, "{}", chunk.id);
+    }
+}

@@ -85,18 +85,15 @@ pub(crate) fn run(
         )));
     }
 
+    let reused_vectors = builder.reused_vectors();
     let bundle = builder.finish(&mut |p: Progress| {
         if let Ok(stage) = to_js(&p.stage) {
             report(&stage, p.done, p.total, None);
         }
     })?;
     let bytes = bundle.to_bytes()?;
-    let summary = BuildSummary {
-        counts: bundle.manifest.counts,
-        bytes: bytes.len(),
-        reused_vectors: 0,
-        failed,
-    };
+    let summary =
+        BuildSummary { counts: bundle.manifest.counts, bytes: bytes.len(), reused_vectors, failed };
     let result = Object::new();
     set(&result, "summary", &to_js(&summary)?);
     set(&result, "bytes", &Uint8Array::from(bytes.as_slice()));

@@ -228,6 +228,21 @@ impl BundleBuilder {
         Ok(())
     }
 
+    /// Chunks [`finish`](Self::finish) will take the vectors of from the earlier build given to
+    /// [`reuse_vectors`](Self::reuse_vectors) instead of embedding them.
+    pub fn reused_vectors(&self) -> usize {
+        let Some(embedder) = &self.embedder else {
+            return 0;
+        };
+        let dim = embedder.spec().dimension as usize;
+        self.chunks.iter().filter(|chunk| self.reusable_vector(chunk, dim).is_some()).count()
+    }
+
+    /// The earlier build's vector of `chunk`, if it has one of `dim` dimensions.
+    fn reusable_vector(&self, chunk: &Chunk, dim: usize) -> Option<&[f32]> {
+        self.reusable.get(&chunk.id).map(Vec::as_slice).filter(|v| v.len() == dim)
+    }
+
     /// Adds a document: chunks it and keeps its metadata. Returns its number of chunks.
     pub fn add(&mut self, doc: Document) -> usize {
         let index = self.documents.len() as u32;
@@ -332,12 +347,12 @@ impl BundleBuilder {
         let total = self.chunks.len();
         let mut flat = vec![0f32; total * dim];
         let missing: Vec<usize> = (0..total)
-            .filter(|&i| match self.reusable.get(&self.chunks[i].id) {
-                Some(v) if v.len() == dim => {
+            .filter(|&i| match self.reusable_vector(&self.chunks[i], dim) {
+                Some(v) => {
                     flat[i * dim..(i + 1) * dim].copy_from_slice(v);
                     false
                 }
-                _ => true,
+                None => true,
             })
             .collect();
         let mut done = total - missing.len();
