@@ -26,7 +26,11 @@
 //!    first against the document's budget ([`limits::inflate_budget`]: 100 times the file's
 //!    size plus 1 MiB, at most 256 MiB, for all the streams decoded, each time one is
 //!    decoded or copied; [`decode`] charges it the bytes each filter reads as well as those
-//!    it writes, so decoding to nothing is not free).
+//!    it writes, so decoding to nothing is not free). What lopdf itself copies while loading
+//!    is charged to the same budget ([`copies`]), as lopdf would copy it: a stream's data for
+//!    every in-use cross-reference entry leading to its header (headers nested in each other's
+//!    data included: 500 of them in a 535 KB file made lopdf hold 256 MB), the most the
+//!    object a `/Length` refers to may say, and what resolving that reference parses.
 //! 2. [`sanitize`] rebuilds the document pdf-extract sees: the page tree walked iteratively
 //!    (`Kids` cycles and shared subtrees walked once, depth bounded, `/Parent` links never
 //!    followed: the new tree is flat), streams decoded (or copied) by [`decode`] under the
@@ -55,6 +59,7 @@ use crate::{Document, Error, Result, limits};
 
 mod cff;
 mod content;
+mod copies;
 mod decode;
 mod fonts;
 mod lex;

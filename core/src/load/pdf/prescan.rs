@@ -41,12 +41,18 @@
 //! read too (a stream's entries as lopdf reads them, to the end of its data), each counted
 //! for the object stream it leads to as it is read, and an object stream is charged once per
 //! entry leading to it.
+//!
+//! The same entries lead lopdf to the streams whose data it copies, once per entry, and to the
+//! integers their `/Length` references resolve to: the headers of streams and integers are
+//! kept (with the integer objects stored in object streams that are not encrypted), and
+//! [`copies`] charges the budget what lopdf copies (see there).
 
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 
 use pdf_extract::{Dictionary, Object};
 
+use super::copies::{self, Body, Entries, Kind, Length, Stored};
 use super::decode::{self, Budget, Decoded};
 use super::lex::{Lexer, Token};
 use super::value::{self, Value};
@@ -58,7 +64,7 @@ pub(super) const MAX_LENGTH_CHAIN: usize = 32;
 
 /// The dictionary entries the pass reads (every other entry is read and dropped, however many
 /// there are).
-const KEYS: &[&[u8]] = &[b"Type", b"Length", b"Filter", b"DecodeParms", b"W", b"Encrypt"];
+const KEYS: &[&[u8]] = &[b"Type", b"Length", b"Filter", b"DecodeParms", b"W", b"Encrypt", b"First"];
 
 /// Of [`KEYS`], those whose value means what it says only when read whole (a filter chain and
 /// its parameters): holding more than [`DICT_ITEMS`] items, it is refused. Of the others only
@@ -101,6 +107,8 @@ struct Headers {
     /// Whether a cross-reference stream or a `trailer` dictionary, anywhere, has an
     /// `/Encrypt`.
     encrypted: bool,
+    /// The headers of streams and integers, in file order.
+    bodies: Vec<Body>,
     /// Bytes read in all: dictionaries, and white space and comments skipped.
     #[cfg_attr(not(test), expect(dead_code, reason = "the tests check the bound"))]
     read: usize,
@@ -108,9 +116,11 @@ struct Headers {
 
 /// A stream lopdf inflates on its own while loading.
 struct LoaderStream {
-    /// The digits of its header's object number: where lopdf reads it from.
-    header: Range<usize>,
+    /// Its header, in [`Headers::bodies`].
+    body: usize,
     dict: Dictionary,
+    /// An object stream's `/First`.
+    first: Option<usize>,
     data: Range<usize>,
     object_stream: bool,
     /// A cross-reference stream's field widths, when lopdf can read its entries.
@@ -158,23 +168,20 @@ pub(super) fn prescan(bytes: &[u8], budget: &mut Budget) -> Result<()> {
     check_tokens(tokens)?;
     let headers = object_headers(bytes, &ends, &bodies)?;
     drop(bodies);
-    let Headers { objects, loader_streams, .. } = headers;
+    let Headers { objects, loader_streams, bodies, .. } = headers;
     let encrypted = encrypted || headers.encrypted;
     tokens = tokens.saturating_add(headers.tokens);
     check_tokens(tokens)?;
     check_length_chains(&objects)?;
-    // Where lopdf parses objects (the cross-reference entries in use) that leads it to an
-    // object stream: how many entries lead to each.
-    let headers: Vec<Range<usize>> =
-        loader_streams.iter().filter(|s| s.object_stream).map(|s| s.header.clone()).collect();
-    let landing = Landing::new(bytes, &headers);
-    let mut entries = vec![0usize; headers.len()];
-    if !headers.is_empty() {
-        count_table_entries(bytes, &landing, &mut entries);
-    }
+    // Where lopdf parses objects (the cross-reference entries in use): how many entries lead
+    // to each stream and integer, read as which numbers.
+    let mut entries = Entries::new(bytes, &bodies);
+    count_table_entries(bytes, &mut entries);
+    let refs = copies::length_refs(&bodies);
+    let mut stored = Stored::default();
     // What inflating each object stream once costs.
     let mut costs = Vec::new();
-    for stream in loader_streams {
+    for stream in &loader_streams {
         let data = bytes.get(stream.data.clone()).unwrap_or_default();
         let cost = if encrypted && stream.object_stream {
             // Encrypted data cannot be inflated before lopdf decrypts it: charge the most
@@ -185,7 +192,15 @@ pub(super) fn prescan(bytes: &[u8], budget: &mut Budget) -> Result<()> {
             budget.take(cost)?;
             cost
         } else {
-            match decode::decode(&stream.dict, data, budget)? {
+            let decoded = decode::decode(&stream.dict, data, budget)?;
+            if let Some(first) = stream.first.filter(|_| stream.object_stream) {
+                // lopdf reads the data undecoded when it cannot decode it.
+                stored.read(data, first, &refs);
+                if let Decoded::Bytes(inflated) = &decoded {
+                    stored.read(inflated, first, &refs);
+                }
+            }
+            match decoded {
                 Decoded::Bytes(inflated) if stream.object_stream => {
                     tokens = tokens.saturating_add(check_nesting(&inflated)?);
                     check_tokens(tokens)?;
@@ -193,7 +208,7 @@ pub(super) fn prescan(bytes: &[u8], budget: &mut Budget) -> Result<()> {
                 }
                 Decoded::Bytes(data) => {
                     if let Some(widths) = stream.widths {
-                        count_stream_entries(widths, &data, &landing, &mut entries);
+                        count_stream_entries(widths, &data, &mut entries);
                     }
                     0
                 }
@@ -201,21 +216,24 @@ pub(super) fn prescan(bytes: &[u8], budget: &mut Budget) -> Result<()> {
             }
         };
         if stream.object_stream {
-            costs.push(cost);
+            costs.push((stream.body, cost));
         }
     }
     // lopdf inflates an object stream again for every entry that leads to it (and keeps every
     // copy until the end): each entry past the first is charged again.
-    for (entries, cost) in entries.iter().zip(&costs) {
-        budget.take(cost.saturating_mul(entries.saturating_sub(1)))?;
+    for &(body, cost) in &costs {
+        budget.take(cost.saturating_mul(entries.count(body).saturating_sub(1)))?;
     }
-    Ok(())
+    // The streams' data lopdf copies, for every entry leading to them. The values of integers
+    // in encrypted object streams are not known before lopdf decrypts them.
+    let any_object_stream = !costs.is_empty();
+    let unknown = |_: u32| encrypted && any_object_stream;
+    copies::charge(bytes, &entries, stored, &unknown, budget)
 }
 
 /// Counts the in-use entries (`0000001234 00000 n`) of cross-reference tables, wherever they
-/// are in the file, that lead to each object stream (an entry lopdf never reads only costs a
-/// little budget).
-fn count_table_entries(bytes: &[u8], landing: &Landing, counts: &mut [usize]) {
+/// are in the file (an entry lopdf never reads only costs a little budget).
+fn count_table_entries(bytes: &[u8], entries: &mut Entries<'_>) {
     let mut pos = 0;
     while let Some(start) = bytes.get(pos..).and_then(|b| b.iter().position(u8::is_ascii_digit)) {
         let offset_start = pos + start;
@@ -232,7 +250,7 @@ fn count_table_entries(bytes: &[u8], landing: &Landing, counts: &mut [usize]) {
         if in_use
             && let Some(offset) = number(bytes.get(offset_start..offset_end).unwrap_or_default())
         {
-            landing.count(offset, counts);
+            entries.add(offset);
         }
     }
 }
@@ -244,12 +262,12 @@ fn number(digits: &[u8]) -> Option<usize> {
         .try_fold(0usize, |acc, &d| acc.checked_mul(10)?.checked_add(usize::from(d - b'0')))
 }
 
-/// Counts the in-use entries of a cross-reference stream's decoded `data` that lead to each
-/// object stream, read as lopdf reads them: one after the other to the end of the data
+/// Counts the in-use entries of a cross-reference stream's decoded `data`, read as lopdf reads
+/// them: one after the other to the end of the data
 /// (whatever `/Index` says: more entries only cost a little budget), a field of `n` bytes as
 /// the 32-bit number of its last four, an entry of a type other than 0, 1 or 2 being its
 /// type field alone, and every entry of type 1 when the type has no field.
-fn count_stream_entries(widths: [usize; 3], data: &[u8], landing: &Landing, counts: &mut [usize]) {
+fn count_stream_entries(widths: [usize; 3], data: &[u8], entries: &mut Entries<'_>) {
     let [kind, offset, generation] = widths;
     let mut pos = 0usize;
     let mut field = |width: usize| {
@@ -263,75 +281,10 @@ fn count_stream_entries(widths: [usize; 3], data: &[u8], landing: &Landing, coun
         }
         let (Some(value), Some(_)) = (field(offset), field(generation)) else { break };
         if entry_type == 1 {
-            landing.count(value as usize, counts);
+            entries.add(value as usize);
         }
         if kind + offset + generation == 0 {
             break;
-        }
-    }
-}
-
-/// Where lopdf lands from a cross-reference offset: for each object stream header (its
-/// digits, in file order), the positions leading to it, as runs: its digits, and before them
-/// white space and comments, which lopdf skips before a header (the text of a comment there
-/// counts too: lopdf fails on it, and counting it only costs a little budget). Found in one
-/// backward pass over the file: one run per header, and two more for each header inside the
-/// comments before another.
-struct Landing {
-    /// Disjoint runs in file order, each with the header it leads to.
-    runs: Vec<(Range<usize>, usize)>,
-}
-
-impl Landing {
-    fn new(bytes: &[u8], headers: &[Range<usize>]) -> Self {
-        let mut runs: Vec<(Range<usize>, usize)> = Vec::new();
-        if headers.is_empty() {
-            return Self { runs };
-        }
-        // Where lopdf lands from the position after the one being looked at, and from the end
-        // of the line (the end of a comment starting on it).
-        let (mut after, mut line_end): (Option<usize>, Option<usize>) = (None, None);
-        let mut header = headers.len();
-        for pos in (0..bytes.len()).rev() {
-            while header > 0 && headers[header - 1].start > pos {
-                header -= 1;
-            }
-            let byte = bytes[pos];
-            let lands = if header > 0 && headers[header - 1].contains(&pos) {
-                Some(header - 1)
-            } else if byte == b'%' {
-                line_end
-            } else if super::lex::is_space(byte) {
-                after
-            } else {
-                None
-            };
-            if byte == b'\n' || byte == b'\r' {
-                line_end = lands;
-            }
-            after = lands;
-            if let Some(i) = lands {
-                match runs.last_mut() {
-                    Some((run, j)) if *j == i => run.start = pos,
-                    _ => runs.push((pos..pos + 1, i)),
-                }
-            }
-        }
-        runs.reverse();
-        Self { runs }
-    }
-
-    /// Counts an entry at `offset` for the header it leads to, if any.
-    fn count(&self, offset: usize, counts: &mut [usize]) {
-        let Some(i) = self.runs.partition_point(|(run, _)| run.start <= offset).checked_sub(1)
-        else {
-            return;
-        };
-        if let Some((run, header)) = self.runs.get(i)
-            && run.contains(&offset)
-            && let Some(count) = counts.get_mut(*header)
-        {
-            *count += 1;
         }
     }
 }
@@ -354,14 +307,15 @@ impl Landing {
 /// # Errors
 /// [`Error::Limit`] for nesting past [`limits::MAX_DEPTH`] or reading past that bound;
 /// [`Error::Pdf`] for a cross-reference stream lopdf would loop on.
-fn object_headers(bytes: &[u8], ends: &[usize], bodies: &[usize]) -> Result<Headers> {
+fn object_headers(bytes: &[u8], ends: &[usize], lexed: &[usize]) -> Result<Headers> {
     let mut objects: HashMap<u32, ObjectInfo> = HashMap::new();
     let mut loader_streams = Vec::new();
     let bound = bytes.len().saturating_mul(2).saturating_add(1 << 20);
     let mut reading = Reading { bytes, bound, read: 0, spaces: Spaces::new(bytes) };
     let mut encrypted = false;
     let mut tokens = 0usize;
-    // Object numbers and streams kept, bounded by the token limit.
+    let mut found = Vec::new();
+    // Object numbers, streams and integers kept, bounded by the token limit.
     let mut kept = 0usize;
     let mut pos = 0;
     while let Some(offset) = bytes.get(pos..).and_then(|b| b.iter().position(u8::is_ascii_digit)) {
@@ -375,7 +329,9 @@ fn object_headers(bytes: &[u8], ends: &[usize], bodies: &[usize]) -> Result<Head
         // Whatever the first token is (a string may be long), it is read and counted. The
         // object of a header the lexical pass did not read is read whole (an array too), its
         // tokens counted: lopdf parses it if an offset leads there.
-        let hidden = bodies.binary_search(&body).is_err();
+        let hidden = lexed.binary_search(&body).is_err();
+        lexer.skip_space();
+        let first = lexer.pos();
         let dict = match lexer.next_token() {
             Some(Token::DictOpen) => {
                 Some(value::read_entries(&mut lexer, true, KEYS, WHOLE, DICT_ITEMS)?)
@@ -394,11 +350,28 @@ fn object_headers(bytes: &[u8], ends: &[usize], bodies: &[usize]) -> Result<Head
         }
         // A cross-reference stream is its file's trailer too.
         encrypted |= dict.as_ref().is_some_and(|d| d.get(b"Encrypt").is_some());
+        let digits = run_start..run_end;
+        if dict.is_none()
+            && let Some(value) = copies::integer_at(bytes, first)
+        {
+            found.push(Body::new(bytes, digits, Kind::Int(value)));
+            kept += 1;
+            check_kept(kept)?;
+            continue;
+        }
         let Some(dict) = dict.filter(|_| is_stream) else { continue };
         let length_ref = match dict.get(b"Length") {
             Some(Value::Ref(n, _)) => u32::try_from(*n).ok(),
             _ => None,
         };
+        let length = match (dict.get(b"Length"), length_ref) {
+            (_, Some(n)) => Length::Ref(n),
+            (Some(Value::Int(n)), _) => Length::Direct(*n),
+            _ => Length::Other,
+        };
+        let data = copies::data_start(bytes, lexer.pos());
+        found.push(Body::new(bytes, digits.clone(), Kind::Stream { data, length }));
+        kept += 1;
         let object_stream = is_type(&dict, b"ObjStm");
         // lopdf reads any stream where a cross-reference section should be as one.
         let xref = is_type(&dict, b"XRef") || dict.get(b"W").is_some();
@@ -412,18 +385,18 @@ fn object_headers(bytes: &[u8], ends: &[usize], bodies: &[usize]) -> Result<Head
             }
         }
         kept += usize::from(object_stream || xref);
-        if kept > limits::MAX_PDF_TOKENS {
-            return Err(Error::Limit(format!(
-                "the PDF has more than {} streams with indirect lengths, object streams and cross-reference streams",
-                limits::MAX_PDF_TOKENS
-            )));
-        }
+        check_kept(kept)?;
         let widths = if xref { xref_widths(&dict)? } else { None };
         if object_stream || xref {
             let (data, _) = stream_range(bytes, lexer.pos(), &dict, ends, true);
+            let first = match dict.get(b"First") {
+                Some(Value::Int(n)) => usize::try_from(*n).ok(),
+                _ => None,
+            };
             loader_streams.push(LoaderStream {
-                header: run_start..run_end,
+                body: found.len() - 1,
                 dict: to_dictionary(&dict),
+                first,
                 data,
                 object_stream,
                 widths,
@@ -442,7 +415,19 @@ fn object_headers(bytes: &[u8], ends: &[usize], bodies: &[usize]) -> Result<Head
         reading.done(&lexer, from)?;
     }
     let read = reading.read.saturating_add(reading.spaces.looked_at);
-    Ok(Headers { objects, loader_streams, tokens, encrypted, read })
+    Ok(Headers { objects, loader_streams, tokens, encrypted, bodies: found, read })
+}
+
+/// Refuses more than [`limits::MAX_PDF_TOKENS`] object numbers, streams and integers kept by
+/// [`object_headers`].
+fn check_kept(kept: usize) -> Result<()> {
+    if kept > limits::MAX_PDF_TOKENS {
+        return Err(Error::Limit(format!(
+            "the PDF has more than {} streams, integer objects and object numbers of streams with indirect lengths",
+            limits::MAX_PDF_TOKENS
+        )));
+    }
+    Ok(())
 }
 
 /// Reads of dictionaries in [`object_headers`], all of them together bounded.
@@ -683,7 +668,7 @@ fn stream_range(
 }
 
 /// The first position of `needle` in `data` at or after `from`.
-fn find(data: &[u8], needle: &[u8], from: usize) -> Option<usize> {
+pub(super) fn find(data: &[u8], needle: &[u8], from: usize) -> Option<usize> {
     let hay = data.get(from..)?;
     let first = *needle.first()?;
     let mut offset = 0;
@@ -712,7 +697,7 @@ fn check_length_chains(objects: &HashMap<u32, ObjectInfo>) -> Result<()> {
     Ok(())
 }
 
-fn too_long_chain() -> Error {
+pub(super) fn too_long_chain() -> Error {
     Error::Limit(format!(
         "PDF stream lengths refer to stream lengths more than {MAX_LENGTH_CHAIN} levels deep"
     ))

@@ -1254,3 +1254,67 @@ fn nesting_between_lopdf_and_the_limit_drops_the_object() {
     let err = nested(limits::MAX_DEPTH + 1).expect_err("refused");
     assert!(matches!(&err, Error::Limit(m) if m.contains("nested deeper than 512")), "{err}");
 }
+
+// Memory lopdf takes copying what its cross-reference entries lead to (review of the pre-scan).
+
+/// `bytes` with an update appended whose cross-reference section gives object `n` at `offset`
+/// for each `(n, offset)`.
+fn with_entries(bytes: &[u8], entries: &[(usize, usize)]) -> Vec<u8> {
+    let text = String::from_utf8_lossy(bytes).into_owned();
+    let number_after = |key: &str| -> usize {
+        let rest = text.rsplit(key).next().unwrap();
+        rest.split_whitespace().next().unwrap().parse().unwrap()
+    };
+    let (previous, root) = (number_after("startxref"), number_after("/Root "));
+    let mut updated = bytes.to_vec();
+    let section = updated.len();
+    updated.extend_from_slice(b"xref\n");
+    for (n, offset) in entries {
+        updated.extend_from_slice(format!("{n} 1\n{offset:010} 00000 n \n").as_bytes());
+    }
+    let size = entries.iter().map(|(n, _)| n + 1).max().unwrap_or(1);
+    updated.extend_from_slice(
+        format!(
+            "trailer\n<< /Size {size} /Root {root} 0 R /Prev {previous} >>\nstartxref\n{section}\n%%EOF\n"
+        )
+        .as_bytes(),
+    );
+    updated
+}
+
+/// The position of `needle` in `bytes`.
+fn position(bytes: &[u8], needle: &[u8]) -> usize {
+    bytes.windows(needle.len()).position(|w| w == needle).expect("there")
+}
+
+/// Defect 1: lopdf copies a stream's data for every entry leading to its header, and headers
+/// can be nested in each other's data: 300 stream headers nested in one stream of 140 KB, each
+/// running to its `endstream`, made lopdf hold 300 copies of it (40 MB for a file of 150 KB;
+/// a 535 KB file of 500 made it hold 256 MB). What lopdf copies is charged to the inflate
+/// budget for every entry leading to a stream: the file is refused. Two of them read.
+#[test]
+fn nested_stream_copies_are_charged() {
+    let header = |n: usize, length: usize| {
+        format!("{n:07} 0 obj << /Length {length:010} >>\nstream\n").into_bytes()
+    };
+    let width = header(0, 0).len();
+    let fill = 128 << 10;
+    for count in [2, 300] {
+        let mut nested = Vec::new();
+        for k in 0..count {
+            nested.extend_from_slice(&header(100 + k, (count - k - 1) * width + fill));
+        }
+        nested.resize(nested.len() + fill, b'x');
+        let mut pdf = Pdf::default();
+        pdf.stream("", &nested);
+        let bytes = pages_pdf(&mut pdf, &[b"BT /F1 12 Tf (Harbour) Tj ET"], "");
+        let entries: Vec<(usize, usize)> = (0..count)
+            .map(|k| (100 + k, position(&bytes, &header(100 + k, (count - k - 1) * width + fill))))
+            .collect();
+        match text_of(&with_entries(&bytes, &entries)) {
+            Ok(text) if count == 2 => assert_eq!(text.trim(), "Harbour"),
+            Err(Error::Limit(m)) if count == 300 && m.contains("inflate past") => {}
+            other => panic!("{count}: {other:?}"),
+        }
+    }
+}

@@ -1,0 +1,432 @@
+//! What lopdf 0.42 copies while it loads a file, reckoned by the pre-scan ([`super::prescan`])
+//! before lopdf runs, and charged to the inflate budget.
+//!
+//! lopdf parses an object at every offset an in-use cross-reference entry gives, and keeps
+//! what it parsed. Of a stream it keeps a copy of the data: `/Length` bytes from the end of
+//! the `stream` line, when `endstream` follows them (the length direct, or read from the
+//! object it refers to); or, when the object referred to cannot be read while parsing, as
+//! many bytes as that object says once the document is loaded, however far they go. Stream
+//! headers can be nested inside each other's data and many entries can lead to one header, so
+//! the copies can add up to far more than the file (a 535 KB file of 500 nested headers made
+//! lopdf hold 256 MB). Resolving a `/Length` reference parses the object referred to, which
+//! copies its data too when it is a stream (and resolves its own length: chains are bounded
+//! by [`MAX_RESOLVE_DEPTH`]).
+//!
+//! So every `n g obj` header ([`Body`]) of a stream or an integer is kept with where lopdf
+//! lands on it from an offset ([`Landing`]), the in-use entries are counted for the header
+//! they lead to, with the object number lopdf reads there ([`Entries`]), and [`charge`] takes
+//! from the budget, for each entry leading to a stream, the most lopdf may copy parsing it:
+//! its direct length when `endstream` follows; for a length referred to, the largest value
+//! the number referred to may have (of integers lopdf reads under that number, in the file or
+//! in object streams) that fits in the file, or all the rest of the file when that value
+//! cannot be known before lopdf runs; plus what resolving the reference parses.
+
+use std::collections::{HashMap, HashSet};
+use std::ops::Range;
+
+use crate::Result;
+
+use super::decode::Budget;
+
+/// Deepest nesting of `/Length` references reckoned: twice [`super::prescan::MAX_LENGTH_CHAIN`]
+/// (which the chains themselves were checked against) and a little more.
+const MAX_RESOLVE_DEPTH: usize = 2 * super::prescan::MAX_LENGTH_CHAIN + 4;
+
+/// A stream's `/Length` as lopdf reads it.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Length {
+    Direct(i64),
+    /// A reference to this object number.
+    Ref(u32),
+    /// Missing, or neither: lopdf copies nothing.
+    Other,
+}
+
+/// What an object is, of what lopdf copies or resolves lengths to.
+#[derive(Debug)]
+pub(super) enum Kind {
+    /// An integer object (not negative), as lopdf reads it.
+    Int(u64),
+    Stream {
+        /// Where its data starts, after the end of line that must follow `stream`; `None`
+        /// when there is none (lopdf then reads the dictionary alone).
+        data: Option<usize>,
+        length: Length,
+    },
+}
+
+/// An object header (`n g obj`) with an integer or a stream after it.
+#[derive(Debug)]
+pub(super) struct Body {
+    /// The digits of its object number.
+    pub(super) digits: Range<usize>,
+    /// Where the digits of a number that fits in 32 bits may start: past the last digit other
+    /// than `0` before the last ten.
+    zeros: usize,
+    pub(super) kind: Kind,
+}
+
+impl Body {
+    pub(super) fn new(bytes: &[u8], digits: Range<usize>, kind: Kind) -> Self {
+        let ten = digits.end.saturating_sub(10).max(digits.start);
+        let head = bytes.get(digits.start..ten).unwrap_or_default();
+        let zeros =
+            head.iter().rposition(|&d| d != b'0').map_or(digits.start, |i| digits.start + i + 1);
+        Self { digits, zeros, kind }
+    }
+
+    /// The object number lopdf reads landing at `at` (in its digits, or in the white space and
+    /// comments before them): the digits from there, when they fit in 32 bits.
+    fn number_at(&self, bytes: &[u8], at: usize) -> Option<u32> {
+        let mut from = at.max(self.digits.start);
+        if self.digits.end - from > 10 {
+            if from < self.zeros {
+                return None;
+            }
+            from = self.digits.end - 10;
+        }
+        let digits = bytes.get(from..self.digits.end)?;
+        let value = digits.iter().fold(0u64, |acc, &d| acc * 10 + u64::from(d - b'0'));
+        u32::try_from(value).ok()
+    }
+}
+
+/// The value lopdf reads for an integer object whose body starts at `start`: digits with an
+/// optional `+`, not followed by `.` (a real); `None` for anything else, a negative number
+/// or one past `i64`.
+pub(super) fn integer_at(bytes: &[u8], start: usize) -> Option<u64> {
+    let rest = bytes.get(start..)?;
+    let rest = rest.strip_prefix(b"+").unwrap_or(rest);
+    let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+    if digits == 0 || rest.get(digits) == Some(&b'.') {
+        return None;
+    }
+    let value = rest[..digits]
+        .iter()
+        .try_fold(0u64, |acc, &d| acc.checked_mul(10)?.checked_add(u64::from(d - b'0')))?;
+    (value <= i64::MAX as u64).then_some(value)
+}
+
+/// Where the data of a stream whose `stream` keyword ends at `pos` starts, as lopdf reads it:
+/// after spaces and tabs and one end of line, which must be there.
+pub(super) fn data_start(bytes: &[u8], pos: usize) -> Option<usize> {
+    let rest = bytes.get(pos..)?;
+    let blanks = rest.iter().take_while(|&&b| b == b' ' || b == b'\t').count();
+    let rest = &rest[blanks..];
+    let eol = if rest.starts_with(b"\r\n") {
+        2
+    } else if rest.starts_with(b"\n") || rest.starts_with(b"\r") {
+        1
+    } else {
+        return None;
+    };
+    Some(pos + blanks + eol)
+}
+
+/// Where lopdf lands from a cross-reference offset: for each header (its digits, in file
+/// order), the positions leading to it, as runs: its digits, and before them white space and
+/// comments, which lopdf skips before a header (the text of a comment there counts too: lopdf
+/// fails on it, and counting it only costs a little budget). Found in one backward pass over
+/// the file: one run per header, and two more for each header inside the comments before
+/// another.
+pub(super) struct Landing {
+    /// Disjoint runs in file order, each with the header it leads to.
+    runs: Vec<(Range<usize>, usize)>,
+}
+
+impl Landing {
+    pub(super) fn new(bytes: &[u8], headers: &[Range<usize>]) -> Self {
+        let mut runs: Vec<(Range<usize>, usize)> = Vec::new();
+        if headers.is_empty() {
+            return Self { runs };
+        }
+        // Where lopdf lands from the position after the one being looked at, and from the end
+        // of the line (the end of a comment starting on it).
+        let (mut after, mut line_end): (Option<usize>, Option<usize>) = (None, None);
+        let mut header = headers.len();
+        for pos in (0..bytes.len()).rev() {
+            while header > 0 && headers[header - 1].start > pos {
+                header -= 1;
+            }
+            let byte = bytes[pos];
+            let lands = if header > 0 && headers[header - 1].contains(&pos) {
+                Some(header - 1)
+            } else if byte == b'%' {
+                line_end
+            } else if super::lex::is_space(byte) {
+                after
+            } else {
+                None
+            };
+            if byte == b'\n' || byte == b'\r' {
+                line_end = lands;
+            }
+            after = lands;
+            if let Some(i) = lands {
+                match runs.last_mut() {
+                    Some((run, j)) if *j == i => run.start = pos,
+                    _ => runs.push((pos..pos + 1, i)),
+                }
+            }
+        }
+        runs.reverse();
+        Self { runs }
+    }
+
+    /// The header an entry at `offset` leads to, if any.
+    fn find(&self, offset: usize) -> Option<usize> {
+        let i = self.runs.partition_point(|(run, _)| run.start <= offset).checked_sub(1)?;
+        let (run, header) = self.runs.get(i)?;
+        run.contains(&offset).then_some(*header)
+    }
+}
+
+/// The in-use cross-reference entries (of tables and streams, wherever they are) counted for
+/// the header they lead to.
+pub(super) struct Entries<'a> {
+    bytes: &'a [u8],
+    /// Where lopdf's offsets count from: the first `%PDF-` (lopdf drops what comes before).
+    base: usize,
+    bodies: &'a [Body],
+    landing: Landing,
+    /// How many entries lead to each body.
+    counts: Vec<usize>,
+    /// The object numbers lopdf reads at each body, from the entries leading there.
+    numbers: Vec<Vec<u32>>,
+}
+
+impl<'a> Entries<'a> {
+    pub(super) fn new(bytes: &'a [u8], bodies: &'a [Body]) -> Self {
+        let headers: Vec<Range<usize>> = bodies.iter().map(|b| b.digits.clone()).collect();
+        let landing = Landing::new(bytes, &headers);
+        let base = super::prescan::find(bytes, b"%PDF-", 0).unwrap_or(0);
+        let counts = vec![0; bodies.len()];
+        let numbers = bodies.iter().map(|_| Vec::new()).collect();
+        Self { bytes, base, bodies, landing, counts, numbers }
+    }
+
+    /// Counts an in-use entry at `offset` (from lopdf's start of the file).
+    pub(super) fn add(&mut self, offset: usize) {
+        let Some(at) = offset.checked_add(self.base) else { return };
+        let Some(i) = self.landing.find(at) else { return };
+        let Some(number) = self.bodies[i].number_at(self.bytes, at) else { return };
+        self.counts[i] += 1;
+        if !self.numbers[i].contains(&number) {
+            self.numbers[i].push(number);
+        }
+    }
+
+    /// How many entries lead to body `i`.
+    pub(super) fn count(&self, i: usize) -> usize {
+        self.counts[i]
+    }
+}
+
+/// The object numbers streams' lengths refer to.
+pub(super) fn length_refs(bodies: &[Body]) -> HashSet<u32> {
+    let refs = bodies.iter().filter_map(|b| match b.kind {
+        Kind::Stream { length: Length::Ref(n), .. } => Some(n),
+        _ => None,
+    });
+    refs.collect()
+}
+
+/// Integers stored in object streams under a number a length refers to, as lopdf reads them.
+#[derive(Default)]
+pub(super) struct Stored {
+    values: HashMap<u32, Vec<u64>>,
+    /// Numbers whose stored value is not read here (an integer of more than
+    /// [`STORED_LOOK`] bytes with the white space before it).
+    unknown: HashSet<u32>,
+}
+
+/// Most bytes looked at for one object of an object stream (real ones are a few digits after a
+/// space).
+const STORED_LOOK: usize = 64;
+
+impl Stored {
+    /// Reads the integers of an object stream's `content` (decoded, or as it is: lopdf reads
+    /// it undecoded when it cannot decode it) whose objects start at `first`, for the numbers
+    /// in `refs`: the index before `first` as lopdf reads it (UTF-8, pairs of numbers split on
+    /// white space), each object from its offset past ASCII white space.
+    pub(super) fn read(&mut self, content: &[u8], first: usize, refs: &HashSet<u32>) {
+        let Some(index) = content.get(..first) else { return };
+        let Ok(index) = std::str::from_utf8(index) else { return };
+        let mut numbers = index.split_whitespace().map(|n| n.parse::<u32>().ok());
+        while let (Some(id), Some(offset)) = (numbers.next(), numbers.next()) {
+            let (Some(id), Some(offset)) = (id, offset) else { continue };
+            if !refs.contains(&id) {
+                continue;
+            }
+            let Some(start) = first.checked_add(offset as usize) else { continue };
+            let Some(rest) = content.get(start..) else { continue };
+            let look = &rest[..rest.len().min(STORED_LOOK)];
+            let blanks = look.iter().take_while(|b| b.is_ascii_whitespace()).count();
+            let digits = look[blanks..].iter().skip(1).take_while(|b| b.is_ascii_digit()).count();
+            if blanks + 1 + digits >= STORED_LOOK {
+                self.unknown.insert(id);
+            } else if let Some(value) = integer_at(look, blanks) {
+                self.values.entry(id).or_default().push(value);
+            }
+        }
+    }
+}
+
+/// Charges `budget` what lopdf copies parsing the streams the entries lead to (see the module
+/// docs). `unknown` tells the numbers whose values cannot be known before lopdf runs (stored
+/// in object streams that are encrypted).
+///
+/// # Errors
+/// [`crate::Error::Limit`] when the budget runs out, or lengths refer to lengths deeper than
+/// [`MAX_RESOLVE_DEPTH`] (a cycle).
+pub(super) fn charge(
+    bytes: &[u8],
+    entries: &Entries<'_>,
+    stored: Stored,
+    unknown: &dyn Fn(u32) -> bool,
+    budget: &mut Budget,
+) -> Result<()> {
+    let bodies = entries.bodies;
+    let refs = length_refs(bodies);
+    // What each number referred to may read as: integers (sorted) and streams.
+    let mut values = stored.values;
+    let mut targets: HashMap<u32, Vec<usize>> = HashMap::new();
+    for (i, body) in bodies.iter().enumerate() {
+        for &n in entries.numbers[i].iter().filter(|n| refs.contains(n)) {
+            match body.kind {
+                Kind::Int(v) => values.entry(n).or_default().push(v),
+                Kind::Stream { .. } => targets.entry(n).or_default().push(i),
+            }
+        }
+    }
+    for v in values.values_mut() {
+        v.sort_unstable();
+    }
+    let mut reckoner = Reckoner {
+        bytes,
+        bodies,
+        values,
+        unknown: stored.unknown,
+        unknown_compressed: unknown,
+        targets,
+        parsed: vec![None; bodies.len()],
+        resolved: HashMap::new(),
+    };
+    let mut total = 0usize;
+    for i in 0..bodies.len() {
+        let count = entries.count(i);
+        if count > 0 {
+            total = total.saturating_add(count.saturating_mul(reckoner.parse(i, 0)?));
+        }
+    }
+    budget.take(total)
+}
+
+/// Reckons what parsing an object and resolving a length cost, each once.
+struct Reckoner<'a> {
+    bytes: &'a [u8],
+    bodies: &'a [Body],
+    values: HashMap<u32, Vec<u64>>,
+    unknown: HashSet<u32>,
+    unknown_compressed: &'a dyn Fn(u32) -> bool,
+    targets: HashMap<u32, Vec<usize>>,
+    parsed: Vec<Option<usize>>,
+    resolved: HashMap<u32, usize>,
+}
+
+impl Reckoner<'_> {
+    /// What lopdf copies parsing body `i`: its data, and what resolving its length parses.
+    fn parse(&mut self, i: usize, depth: usize) -> Result<usize> {
+        if let Some(cost) = self.parsed[i] {
+            return Ok(cost);
+        }
+        let Kind::Stream { data: Some(start), length } = self.bodies[i].kind else {
+            return Ok(0);
+        };
+        let cost = match length {
+            Length::Direct(v) => direct_copy(self.bytes, start, v),
+            Length::Ref(n) => {
+                self.referred_copy(n, start).saturating_add(self.resolve(n, depth + 1)?)
+            }
+            Length::Other => 0,
+        };
+        self.parsed[i] = Some(cost);
+        Ok(cost)
+    }
+
+    /// What resolving a reference to `n` parses: the most of the streams it may read as.
+    fn resolve(&mut self, n: u32, depth: usize) -> Result<usize> {
+        if depth > MAX_RESOLVE_DEPTH {
+            return Err(super::prescan::too_long_chain());
+        }
+        if let Some(&cost) = self.resolved.get(&n) {
+            return Ok(cost);
+        }
+        let mut cost = 0usize;
+        let count = self.targets.get(&n).map_or(0, Vec::len);
+        for k in 0..count {
+            let target = self.targets[&n][k];
+            cost = cost.max(self.parse(target, depth)?);
+        }
+        self.resolved.insert(n, cost);
+        Ok(cost)
+    }
+
+    /// The most lopdf copies of a stream whose data starts at `start` and whose length refers
+    /// to `n`: the largest value `n` may have that fits in the file, or the rest of the file.
+    fn referred_copy(&self, n: u32, start: usize) -> usize {
+        let room = self.bytes.len().saturating_sub(start);
+        if self.unknown.contains(&n) || (self.unknown_compressed)(n) {
+            return room;
+        }
+        let Some(values) = self.values.get(&n) else { return 0 };
+        let fits = values.partition_point(|&v| v <= room as u64);
+        fits.checked_sub(1).map_or(0, |k| values[k] as usize)
+    }
+}
+
+/// What lopdf copies of a stream whose data starts at `start`, of direct length `length`: all
+/// of it when `endstream` follows (after an optional end of line), else nothing.
+fn direct_copy(bytes: &[u8], start: usize, length: i64) -> usize {
+    let Ok(length) = usize::try_from(length) else { return 0 };
+    let Some(rest) = start.checked_add(length).and_then(|end| bytes.get(end..)) else {
+        return 0;
+    };
+    let rest = rest
+        .strip_prefix(b"\r\n")
+        .or_else(|| rest.strip_prefix(b"\n"))
+        .or_else(|| rest.strip_prefix(b"\r"))
+        .unwrap_or(rest);
+    if rest.starts_with(b"endstream") { length } else { 0 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_read_from_any_digit() {
+        let bytes = b"x 0000000000012345 0 obj";
+        let body = Body::new(bytes, 2..18, Kind::Int(1));
+        assert_eq!(body.number_at(bytes, 1), Some(12345));
+        assert_eq!(body.number_at(bytes, 2), Some(12345));
+        assert_eq!(body.number_at(bytes, 15), Some(345));
+        let bytes = b"99999999999 0 obj";
+        let body = Body::new(bytes, 0..11, Kind::Int(1));
+        assert_eq!(body.number_at(bytes, 0), None);
+        assert_eq!(body.number_at(bytes, 1), None);
+        assert_eq!(body.number_at(bytes, 2), Some(999_999_999));
+    }
+
+    #[test]
+    fn lengths_as_lopdf_reads_them() {
+        assert_eq!(integer_at(b"+12 ", 0), Some(12));
+        assert_eq!(integer_at(b"12.5", 0), None);
+        assert_eq!(integer_at(b"-3", 0), None);
+        assert_eq!(data_start(b"stream \r\nxx", 6), Some(9));
+        assert_eq!(data_start(b"stream xx", 6), None);
+        assert_eq!(direct_copy(b"abc\r\nendstream", 0, 3), 3);
+        assert_eq!(direct_copy(b"abc endstream", 0, 3), 0);
+        assert_eq!(direct_copy(b"abc", 0, 4), 0);
+    }
+}
