@@ -20,6 +20,10 @@
 //! the number referred to may have (of integers lopdf reads under that number, in the file or
 //! in object streams) that fits in the file, or all the rest of the file when that value
 //! cannot be known before lopdf runs; plus what resolving the reference parses.
+//!
+//! When the trailer has an `/Encrypt`, lopdf first copies every entry's object raw, before it
+//! authenticates ([`RawObjects`]): when the file may be taken for encrypted, each entry is
+//! charged that copy as well.
 
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
@@ -27,6 +31,7 @@ use std::ops::Range;
 use crate::Result;
 
 use super::decode::Budget;
+use super::prescan::skip;
 
 /// Deepest nesting of `/Length` references reckoned: twice [`super::prescan::MAX_LENGTH_CHAIN`]
 /// (which the chains themselves were checked against) and a little more.
@@ -193,21 +198,33 @@ pub(super) struct Entries<'a> {
     counts: Vec<usize>,
     /// The object numbers lopdf reads at each body, from the entries leading there.
     numbers: Vec<Vec<u32>>,
+    /// Where lopdf copies raw objects from, for an encrypted document.
+    raw: Option<RawObjects>,
+    /// The bytes of the raw copies counted so far.
+    raw_bytes: usize,
 }
 
 impl<'a> Entries<'a> {
-    pub(super) fn new(bytes: &'a [u8], bodies: &'a [Body]) -> Self {
+    /// The entries of a file lopdf may take for `encrypted` (its raw copies are counted then).
+    ///
+    /// # Errors
+    /// [`crate::Error::Limit`] for more than [`crate::limits::MAX_PDF_TOKENS`] headers.
+    pub(super) fn new(bytes: &'a [u8], bodies: &'a [Body], encrypted: bool) -> Result<Self> {
         let headers: Vec<Range<usize>> = bodies.iter().map(|b| b.digits.clone()).collect();
         let landing = Landing::new(bytes, &headers);
         let base = super::prescan::find(bytes, b"%PDF-", 0).unwrap_or(0);
         let counts = vec![0; bodies.len()];
         let numbers = bodies.iter().map(|_| Vec::new()).collect();
-        Self { bytes, base, bodies, landing, counts, numbers }
+        let raw = if encrypted { Some(RawObjects::new(bytes)?) } else { None };
+        Ok(Self { bytes, base, bodies, landing, counts, numbers, raw, raw_bytes: 0 })
     }
 
     /// Counts an in-use entry at `offset` (from lopdf's start of the file).
     pub(super) fn add(&mut self, offset: usize) {
         let Some(at) = offset.checked_add(self.base) else { return };
+        if let Some(raw) = &self.raw {
+            self.raw_bytes = self.raw_bytes.saturating_add(raw.copy(at));
+        }
         let Some(i) = self.landing.find(at) else { return };
         let Some(number) = self.bodies[i].number_at(self.bytes, at) else { return };
         self.counts[i] += 1;
@@ -219,6 +236,78 @@ impl<'a> Entries<'a> {
     /// How many entries lead to body `i`.
     pub(super) fn count(&self, i: usize) -> usize {
         self.counts[i]
+    }
+
+    /// The bytes lopdf copies raw, before it authenticates, when it takes the document for
+    /// encrypted: from each entry's offset to the end of the first `endobj` after the header
+    /// there, or to the end of the file.
+    pub(super) fn raw_bytes(&self) -> usize {
+        self.raw_bytes
+    }
+}
+
+/// Where lopdf 0.42 copies objects from when the trailer has an `/Encrypt`: for every in-use
+/// entry, before it authenticates (and whether it can or not), it reads a header at the
+/// entry's offset (ASCII white space, digits, white space, digits, white space, `obj`: no
+/// comments) and copies from the offset to the end of the first `endobj` after it, or to the
+/// end of the file; copies of different objects are all kept. Nothing bounds the distance, so
+/// entries times distance can be far more than the file (300 headers followed by 500 KB
+/// without `endobj` made lopdf take 150 MB).
+struct RawObjects {
+    /// For each header (in file order), the positions leading to it (the white space before
+    /// its digits, and its digits), and where its copy ends.
+    runs: Vec<(Range<usize>, usize)>,
+}
+
+impl RawObjects {
+    /// Finds every header in one pass (each byte looked at a few times at most).
+    fn new(bytes: &[u8]) -> Result<Self> {
+        let space = |b: u8| b.is_ascii_whitespace();
+        let digit = |b: u8| b.is_ascii_digit();
+        let mut runs = Vec::new();
+        // The next `endobj` at or after where the last search started (`None`: there is none).
+        let mut endobj: Option<Option<usize>> = None;
+        let mut pos = 0;
+        while let Some(offset) = bytes.get(pos..).and_then(|b| b.iter().position(|&b| digit(b))) {
+            let start = pos + offset;
+            let end = skip(bytes, start, digit);
+            let gap = bytes.get(pos..start).unwrap_or_default();
+            let lead = start - gap.iter().rev().take_while(|&&b| space(b)).count();
+            pos = end;
+            let generation = skip(bytes, end, space);
+            let generation_end = skip(bytes, generation, digit);
+            let keyword = skip(bytes, generation_end, space);
+            if generation_end == generation || !bytes[keyword..].starts_with(b"obj") {
+                continue;
+            }
+            let body = keyword + 3;
+            let next = match endobj {
+                Some(Some(at)) if at >= body => Some(at),
+                Some(None) => None,
+                _ => super::prescan::find(bytes, b"endobj", body),
+            };
+            endobj = Some(next);
+            let copy_end = next.map_or(bytes.len(), |at| at + b"endobj".len());
+            runs.push((lead..end, copy_end));
+            if runs.len() > crate::limits::MAX_PDF_TOKENS {
+                return Err(crate::Error::Limit(format!(
+                    "the PDF has more than {} object headers",
+                    crate::limits::MAX_PDF_TOKENS
+                )));
+            }
+        }
+        Ok(Self { runs })
+    }
+
+    /// The bytes lopdf copies for an entry at `at`.
+    fn copy(&self, at: usize) -> usize {
+        let Some(i) = self.runs.partition_point(|(run, _)| run.start <= at).checked_sub(1) else {
+            return 0;
+        };
+        match self.runs.get(i) {
+            Some((run, end)) if run.contains(&at) => end.saturating_sub(at),
+            _ => 0,
+        }
     }
 }
 

@@ -30,7 +30,10 @@
 //!    is charged to the same budget ([`copies`]), as lopdf would copy it: a stream's data for
 //!    every in-use cross-reference entry leading to its header (headers nested in each other's
 //!    data included: 500 of them in a 535 KB file made lopdf hold 256 MB), the most the
-//!    object a `/Length` refers to may say, and what resolving that reference parses.
+//!    object a `/Length` refers to may say, and what resolving that reference parses; and,
+//!    when the file may be taken for encrypted, the raw copy lopdf makes of every entry's
+//!    object before it authenticates (from the entry's offset to the next `endobj`, or to the
+//!    end of the file).
 //! 2. [`sanitize`] rebuilds the document pdf-extract sees: the page tree walked iteratively
 //!    (`Kids` cycles and shared subtrees walked once, depth bounded, `/Parent` links never
 //!    followed: the new tree is flat), streams decoded (or copied) by [`decode`] under the

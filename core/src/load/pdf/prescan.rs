@@ -45,7 +45,9 @@
 //! The same entries lead lopdf to the streams whose data it copies, once per entry, and to the
 //! integers their `/Length` references resolve to: the headers of streams and integers are
 //! kept (with the integer objects stored in object streams that are not encrypted), and
-//! [`copies`] charges the budget what lopdf copies (see there).
+//! [`copies`] charges the budget what lopdf copies (see there). When the file is taken for
+//! encrypted, lopdf first copies every entry's object raw, to the next `endobj` or the end of
+//! the file: those copies are charged too.
 
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
@@ -175,7 +177,7 @@ pub(super) fn prescan(bytes: &[u8], budget: &mut Budget) -> Result<()> {
     check_length_chains(&objects)?;
     // Where lopdf parses objects (the cross-reference entries in use): how many entries lead
     // to each stream and integer, read as which numbers.
-    let mut entries = Entries::new(bytes, &bodies);
+    let mut entries = Entries::new(bytes, &bodies, encrypted)?;
     count_table_entries(bytes, &mut entries);
     let refs = copies::length_refs(&bodies);
     let mut stored = Stored::default();
@@ -226,6 +228,8 @@ pub(super) fn prescan(bytes: &[u8], budget: &mut Budget) -> Result<()> {
     }
     // The streams' data lopdf copies, for every entry leading to them. The values of integers
     // in encrypted object streams are not known before lopdf decrypts them.
+    // An encrypted document's objects are copied raw first.
+    budget.take(entries.raw_bytes())?;
     let any_object_stream = !costs.is_empty();
     let unknown = |_: u32| encrypted && any_object_stream;
     copies::charge(bytes, &entries, stored, &unknown, budget)
@@ -505,7 +509,7 @@ fn suffix_numbers(digits: &[u8]) -> Vec<u32> {
 }
 
 /// The first position at or after `from` whose byte does not satisfy `keep`.
-fn skip(bytes: &[u8], from: usize, keep: impl Fn(u8) -> bool) -> usize {
+pub(super) fn skip(bytes: &[u8], from: usize, keep: impl Fn(u8) -> bool) -> usize {
     let rest = bytes.get(from..).unwrap_or_default();
     from + rest.iter().take_while(|&&b| keep(b)).count()
 }

@@ -1258,8 +1258,8 @@ fn nesting_between_lopdf_and_the_limit_drops_the_object() {
 // Memory lopdf takes copying what its cross-reference entries lead to (review of the pre-scan).
 
 /// `bytes` with an update appended whose cross-reference section gives object `n` at `offset`
-/// for each `(n, offset)`.
-fn with_entries(bytes: &[u8], entries: &[(usize, usize)]) -> Vec<u8> {
+/// for each `(n, offset)`, and whose trailer has the `extra` entries.
+fn with_entries(bytes: &[u8], entries: &[(usize, usize)], extra: &str) -> Vec<u8> {
     let text = String::from_utf8_lossy(bytes).into_owned();
     let number_after = |key: &str| -> usize {
         let rest = text.rsplit(key).next().unwrap();
@@ -1275,7 +1275,7 @@ fn with_entries(bytes: &[u8], entries: &[(usize, usize)]) -> Vec<u8> {
     let size = entries.iter().map(|(n, _)| n + 1).max().unwrap_or(1);
     updated.extend_from_slice(
         format!(
-            "trailer\n<< /Size {size} /Root {root} 0 R /Prev {previous} >>\nstartxref\n{section}\n%%EOF\n"
+            "trailer\n<< /Size {size} /Root {root} 0 R /Prev {previous} {extra} >>\nstartxref\n{section}\n%%EOF\n"
         )
         .as_bytes(),
     );
@@ -1311,8 +1311,33 @@ fn nested_stream_copies_are_charged() {
         let entries: Vec<(usize, usize)> = (0..count)
             .map(|k| (100 + k, position(&bytes, &header(100 + k, (count - k - 1) * width + fill))))
             .collect();
-        match text_of(&with_entries(&bytes, &entries)) {
+        match text_of(&with_entries(&bytes, &entries, "")) {
             Ok(text) if count == 2 => assert_eq!(text.trim(), "Harbour"),
+            Err(Error::Limit(m)) if count == 300 && m.contains("inflate past") => {}
+            other => panic!("{count}: {other:?}"),
+        }
+    }
+}
+
+/// Defect 2: with an `/Encrypt` in the trailer, lopdf copies every entry's object raw before it
+/// authenticates (and whether it can or not), from the entry's offset to the first `endobj`
+/// after it, or to the end of the file: 300 headers followed by 128 KiB without `endobj` made
+/// it hold 300 copies of the rest (40 MB for a file of 140 KB; 150 MB for one of 511 KB). The
+/// copies are charged to the inflate budget: the file is refused. With two such headers lopdf
+/// copies little and reads nothing (the password fails).
+#[test]
+fn encrypted_raw_copies_are_charged() {
+    let header = |n: usize| format!("{n:07} 0 obj\n").into_bytes();
+    for count in [2, 300] {
+        let mut headers: Vec<u8> = (0..count).flat_map(|k| header(100 + k)).collect();
+        headers.resize(headers.len() + (128 << 10), b'x');
+        let mut pdf = Pdf::default();
+        pdf.stream("", &headers);
+        let bytes = pages_pdf(&mut pdf, &[b"BT /F1 12 Tf (Harbour) Tj ET"], "");
+        let entries: Vec<(usize, usize)> =
+            (0..count).map(|k| (100 + k, position(&bytes, &header(100 + k)))).collect();
+        match text_of(&with_entries(&bytes, &entries, "/Encrypt 999 0 R")) {
+            Err(Error::Pdf(_)) if count == 2 => {}
             Err(Error::Limit(m)) if count == 300 && m.contains("inflate past") => {}
             other => panic!("{count}: {other:?}"),
         }
