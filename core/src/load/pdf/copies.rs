@@ -19,7 +19,17 @@
 //! its direct length when `endstream` follows; for a length referred to, the largest value
 //! the number referred to may have (of integers lopdf reads under that number, in the file or
 //! in object streams) that fits in the file, or all the rest of the file when that value
-//! cannot be known before lopdf runs; plus what resolving the reference parses.
+//! cannot be known before lopdf runs (stored in an encrypted object stream); plus what
+//! resolving the reference parses.
+//!
+//! A length stored in an object stream (a compressed entry of a cross-reference stream gives
+//! its number a container) makes lopdf load that container each time it resolves it: parse
+//! it (resolving its own length), copy its data again and inflate it. Each resolution is
+//! charged the most of the containers the number may have. When lopdf would resolve without
+//! end (an object stream whose own length is stored in an object stream: each load starts
+//! afresh, and the stack overflowed) the file is refused, as it is when a container is a
+//! stream other than an object stream (which lopdf would inflate without a bound; real files
+//! never do it).
 //!
 //! When the trailer has an `/Encrypt`, lopdf first copies every entry's object raw, before it
 //! authenticates ([`RawObjects`]): when the file may be taken for encrypted, each entry is
@@ -57,6 +67,8 @@ pub(super) enum Kind {
         /// when there is none (lopdf then reads the dictionary alone).
         data: Option<usize>,
         length: Length,
+        /// `/Type /ObjStm`.
+        object_stream: bool,
     },
 }
 
@@ -202,7 +214,23 @@ pub(super) struct Entries<'a> {
     raw: Option<RawObjects>,
     /// The bytes of the raw copies counted so far.
     raw_bytes: usize,
+    /// The numbers streams' lengths refer to.
+    refs: HashSet<u32>,
+    /// The numbers a stream may be read as (the last digits of its header's).
+    stream_numbers: HashSet<u32>,
+    /// For a number a length refers to, the containers compressed entries give it (at most
+    /// [`MAX_CONTAINERS`]).
+    containers: HashMap<u32, Vec<u32>>,
+    /// Numbers given more than [`MAX_CONTAINERS`] containers: any of [`Entries::all`].
+    many: HashSet<u32>,
+    /// Containers of compressed entries whose number is not known here (past a `/Index` cut).
+    wild: HashSet<u32>,
+    /// Every container of a compressed entry that a stream may be read as.
+    all: HashSet<u32>,
 }
+
+/// Most containers kept for one number (real files give one).
+const MAX_CONTAINERS: usize = 16;
 
 impl<'a> Entries<'a> {
     /// The entries of a file lopdf may take for `encrypted` (its raw copies are counted then).
@@ -216,7 +244,65 @@ impl<'a> Entries<'a> {
         let counts = vec![0; bodies.len()];
         let numbers = bodies.iter().map(|_| Vec::new()).collect();
         let raw = if encrypted { Some(RawObjects::new(bytes)?) } else { None };
-        Ok(Self { bytes, base, bodies, landing, counts, numbers, raw, raw_bytes: 0 })
+        let streams = bodies.iter().filter(|b| matches!(b.kind, Kind::Stream { .. }));
+        let stream_numbers = streams
+            .flat_map(|b| {
+                super::prescan::suffix_numbers(bytes.get(b.digits.clone()).unwrap_or_default())
+            })
+            .collect();
+        Ok(Self {
+            bytes,
+            base,
+            bodies,
+            landing,
+            counts,
+            numbers,
+            raw,
+            raw_bytes: 0,
+            refs: length_refs(bodies),
+            stream_numbers,
+            containers: HashMap::new(),
+            many: HashSet::new(),
+            wild: HashSet::new(),
+            all: HashSet::new(),
+        })
+    }
+
+    /// Records a compressed entry (of a cross-reference stream) giving object `number` (`None`:
+    /// not known here) the object stream `container`. Only what matters is kept: containers a
+    /// stream may be read as, and numbers a length refers to.
+    pub(super) fn compressed(&mut self, number: Option<u32>, container: u32) {
+        if !self.stream_numbers.contains(&container) {
+            return; // lopdf finds no stream to inflate.
+        }
+        self.all.insert(container);
+        match number {
+            None => {
+                self.wild.insert(container);
+            }
+            Some(n) if self.refs.contains(&n) => {
+                let list = self.containers.entry(n).or_default();
+                if list.contains(&container) {
+                } else if list.len() < MAX_CONTAINERS {
+                    list.push(container);
+                } else {
+                    self.many.insert(n);
+                }
+            }
+            Some(_) => {}
+        }
+    }
+
+    /// Whether lopdf may resolve a reference to `n` from an object stream.
+    fn may_be_compressed(&self, n: u32) -> bool {
+        !self.wild.is_empty() || self.containers.contains_key(&n)
+    }
+
+    /// The containers lopdf may inflate to resolve a reference to `n`: those given it, and
+    /// whether any of [`Entries::wild`] or of [`Entries::all`] may be one.
+    fn containers_of(&self, n: u32) -> (&[u32], bool, bool) {
+        let given = self.containers.get(&n).map_or(&[][..], Vec::as_slice);
+        (given, !self.wild.is_empty(), self.many.contains(&n))
     }
 
     /// Counts an in-use entry at `offset` (from lopdf's start of the file).
@@ -361,27 +447,41 @@ impl Stored {
     }
 }
 
-/// Charges `budget` what lopdf copies parsing the streams the entries lead to (see the module
-/// docs). `unknown` tells the numbers whose values cannot be known before lopdf runs (stored
-/// in object streams that are encrypted).
+/// Charges `budget` what lopdf copies parsing the streams the entries lead to, and inflates
+/// resolving their lengths (see the module docs). `encrypted`: the values stored in object
+/// streams cannot be known before lopdf decrypts them. `inflated`: what inflating each object
+/// stream body costs.
 ///
 /// # Errors
-/// [`crate::Error::Limit`] when the budget runs out, or lengths refer to lengths deeper than
-/// [`MAX_RESOLVE_DEPTH`] (a cycle).
+/// [`crate::Error::Limit`] when the budget runs out, lengths refer to lengths deeper than
+/// [`MAX_RESOLVE_DEPTH`] (a cycle), or a compressed entry's container is a stream other than
+/// an object stream.
 pub(super) fn charge(
     bytes: &[u8],
     entries: &Entries<'_>,
     stored: Stored,
-    unknown: &dyn Fn(u32) -> bool,
+    encrypted: bool,
+    inflated: &HashMap<usize, usize>,
     budget: &mut Budget,
 ) -> Result<()> {
     let bodies = entries.bodies;
-    let refs = length_refs(bodies);
-    // What each number referred to may read as: integers (sorted) and streams.
+    // What each number referred to, or container, may read as: integers (sorted) and streams.
     let mut values = stored.values;
     let mut targets: HashMap<u32, Vec<usize>> = HashMap::new();
     for (i, body) in bodies.iter().enumerate() {
-        for &n in entries.numbers[i].iter().filter(|n| refs.contains(n)) {
+        for &n in &entries.numbers[i] {
+            if let Kind::Stream { object_stream: false, .. } = body.kind
+                && entries.all.contains(&n)
+            {
+                // lopdf would inflate it, without a bound, as a container.
+                return Err(crate::Error::Limit(
+                    "a PDF cross-reference entry stores an object in a stream that is not an object stream"
+                        .to_owned(),
+                ));
+            }
+            if !entries.refs.contains(&n) && !entries.all.contains(&n) {
+                continue;
+            }
             match body.kind {
                 Kind::Int(v) => values.entry(n).or_default().push(v),
                 Kind::Stream { .. } => targets.entry(n).or_default().push(i),
@@ -394,12 +494,16 @@ pub(super) fn charge(
     let mut reckoner = Reckoner {
         bytes,
         bodies,
+        entries,
+        encrypted,
+        inflated,
         values,
         unknown: stored.unknown,
-        unknown_compressed: unknown,
         targets,
         parsed: vec![None; bodies.len()],
         resolved: HashMap::new(),
+        inflations: HashMap::new(),
+        most: [None; 2],
     };
     let mut total = 0usize;
     for i in 0..bodies.len() {
@@ -415,12 +519,17 @@ pub(super) fn charge(
 struct Reckoner<'a> {
     bytes: &'a [u8],
     bodies: &'a [Body],
+    entries: &'a Entries<'a>,
+    encrypted: bool,
+    inflated: &'a HashMap<usize, usize>,
     values: HashMap<u32, Vec<u64>>,
     unknown: HashSet<u32>,
-    unknown_compressed: &'a dyn Fn(u32) -> bool,
     targets: HashMap<u32, Vec<usize>>,
     parsed: Vec<Option<usize>>,
     resolved: HashMap<u32, usize>,
+    inflations: HashMap<u32, usize>,
+    /// The most of the wild containers, and of all of them, once reckoned.
+    most: [Option<usize>; 2],
 }
 
 impl Reckoner<'_> {
@@ -429,7 +538,7 @@ impl Reckoner<'_> {
         if let Some(cost) = self.parsed[i] {
             return Ok(cost);
         }
-        let Kind::Stream { data: Some(start), length } = self.bodies[i].kind else {
+        let Kind::Stream { data: Some(start), length, .. } = self.bodies[i].kind else {
             return Ok(0);
         };
         let cost = match length {
@@ -457,7 +566,56 @@ impl Reckoner<'_> {
             let target = self.targets[&n][k];
             cost = cost.max(self.parse(target, depth)?);
         }
+        let (given, wild, all) = self.entries.containers_of(n);
+        for &container in given {
+            cost = cost.max(self.inflate(container, depth)?);
+        }
+        // The most of a set of containers is reckoned once, whatever the numbers that may
+        // use it.
+        let entries = self.entries;
+        if wild {
+            cost = cost.max(self.inflate_most(&entries.wild, 0, depth)?);
+        }
+        if all {
+            cost = cost.max(self.inflate_most(&entries.all, 1, depth)?);
+        }
         self.resolved.insert(n, cost);
+        Ok(cost)
+    }
+
+    /// The most of [`Reckoner::inflate`] over `containers`, reckoned once (as set `which`).
+    fn inflate_most(
+        &mut self,
+        containers: &HashSet<u32>,
+        which: usize,
+        depth: usize,
+    ) -> Result<usize> {
+        if let Some(cost) = self.most[which] {
+            return Ok(cost);
+        }
+        let mut cost = 0usize;
+        for &container in containers {
+            cost = cost.max(self.inflate(container, depth)?);
+        }
+        self.most[which] = Some(cost);
+        Ok(cost)
+    }
+
+    /// What loading the object stream `container` to resolve a reference costs: parsing it,
+    /// copying its data again, inflating it.
+    fn inflate(&mut self, container: u32, depth: usize) -> Result<usize> {
+        if let Some(&cost) = self.inflations.get(&container) {
+            return Ok(cost);
+        }
+        let mut cost = 0usize;
+        let count = self.targets.get(&container).map_or(0, Vec::len);
+        for k in 0..count {
+            let body = self.targets[&container][k];
+            let parse = self.parse(body, depth)?;
+            let inflated = self.inflated.get(&body).copied().unwrap_or(0);
+            cost = cost.max(parse.saturating_mul(2).saturating_add(inflated));
+        }
+        self.inflations.insert(container, cost);
         Ok(cost)
     }
 
@@ -465,7 +623,7 @@ impl Reckoner<'_> {
     /// to `n`: the largest value `n` may have that fits in the file, or the rest of the file.
     fn referred_copy(&self, n: u32, start: usize) -> usize {
         let room = self.bytes.len().saturating_sub(start);
-        if self.unknown.contains(&n) || (self.unknown_compressed)(n) {
+        if self.unknown.contains(&n) || (self.encrypted && self.entries.may_be_compressed(n)) {
             return room;
         }
         let Some(values) = self.values.get(&n) else { return 0 };

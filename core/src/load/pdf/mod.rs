@@ -30,10 +30,14 @@
 //!    is charged to the same budget ([`copies`]), as lopdf would copy it: a stream's data for
 //!    every in-use cross-reference entry leading to its header (headers nested in each other's
 //!    data included: 500 of them in a 535 KB file made lopdf hold 256 MB), the most the
-//!    object a `/Length` refers to may say, and what resolving that reference parses; and,
-//!    when the file may be taken for encrypted, the raw copy lopdf makes of every entry's
-//!    object before it authenticates (from the entry's offset to the next `endobj`, or to the
-//!    end of the file).
+//!    object a `/Length` refers to may say, and what resolving that reference parses (an
+//!    object stream holding the length is copied and inflated again each time); and, when
+//!    the file may be taken for encrypted, the raw copy lopdf makes of every entry's object
+//!    before it authenticates (from the entry's offset to the next `endobj`, or to the end of
+//!    the file). Lengths that lopdf would resolve without end (an object stream whose
+//!    `/Length` is stored in an object stream) and compressed entries whose container is a
+//!    stream other than an object stream (lopdf would inflate it without a bound) are
+//!    refused.
 //! 2. [`sanitize`] rebuilds the document pdf-extract sees: the page tree walked iteratively
 //!    (`Kids` cycles and shared subtrees walked once, depth bounded, `/Parent` links never
 //!    followed: the new tree is flat), streams decoded (or copied) by [`decode`] under the

@@ -47,7 +47,9 @@
 //! kept (with the integer objects stored in object streams that are not encrypted), and
 //! [`copies`] charges the budget what lopdf copies (see there). When the file is taken for
 //! encrypted, lopdf first copies every entry's object raw, to the next `endobj` or the end of
-//! the file: those copies are charged too.
+//! the file: those copies are charged too. The compressed entries of cross-reference streams
+//! are read with their object numbers (from `/Index`, or `[0 /Size]`), for the lengths lopdf
+//! resolves from an object stream, which it loads again each time.
 
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
@@ -66,7 +68,8 @@ pub(super) const MAX_LENGTH_CHAIN: usize = 32;
 
 /// The dictionary entries the pass reads (every other entry is read and dropped, however many
 /// there are).
-const KEYS: &[&[u8]] = &[b"Type", b"Length", b"Filter", b"DecodeParms", b"W", b"Encrypt", b"First"];
+const KEYS: &[&[u8]] =
+    &[b"Type", b"Length", b"Filter", b"DecodeParms", b"W", b"Encrypt", b"First", b"Index", b"Size"];
 
 /// Of [`KEYS`], those whose value means what it says only when read whole (a filter chain and
 /// its parameters): holding more than [`DICT_ITEMS`] items, it is refused. Of the others only
@@ -127,6 +130,60 @@ struct LoaderStream {
     object_stream: bool,
     /// A cross-reference stream's field widths, when lopdf can read its entries.
     widths: Option<[usize; 3]>,
+    /// The numbers of a cross-reference stream's entries.
+    numbering: Option<Numbering>,
+}
+
+/// The object numbers lopdf gives a cross-reference stream's entries, in order: those of its
+/// `/Index` pairs (first number, count), or of `[0 /Size]` when it has no `/Index` of
+/// integers; none without a `/Size` (lopdf fails to read the stream). An `/Index` longer than
+/// [`DICT_ITEMS`] items is not read: its entries' numbers are not known here.
+#[derive(Clone)]
+struct Numbering {
+    pairs: Vec<(i64, i64)>,
+    /// The next pair, and the next number in it.
+    next: (usize, i64),
+    known: bool,
+}
+
+impl Numbering {
+    fn new(dict: &Value) -> Option<Self> {
+        let ints = |items: &[Value]| -> Option<Vec<i64>> {
+            items.iter().map(|v| if let Value::Int(i) = v { Some(*i) } else { None }).collect()
+        };
+        let Some(Value::Int(size)) = dict.get(b"Size") else { return None };
+        let index = match dict.get(b"Index") {
+            Some(Value::Array(items)) if items.len() >= DICT_ITEMS => {
+                return Some(Self { pairs: Vec::new(), next: (0, 0), known: false });
+            }
+            Some(Value::Array(items)) => ints(items),
+            _ => None,
+        };
+        let pairs = match index {
+            Some(index) => index.chunks_exact(2).map(|p| (p[0], p[1])).collect(),
+            None => vec![(0, *size)],
+        };
+        Some(Self { pairs, next: (0, 0), known: true })
+    }
+
+    /// The number of the next entry: `Some(None)` when it is not known here, `None` when
+    /// lopdf reads no more entries.
+    fn next(&mut self) -> Option<Option<u32>> {
+        if !self.known {
+            return Some(None);
+        }
+        let (pair, j) = &mut self.next;
+        while let Some(&(start, count)) = self.pairs.get(*pair) {
+            if *j < count {
+                let number = start.wrapping_add(*j) as u32;
+                *j += 1;
+                return Some(Some(number));
+            }
+            *pair += 1;
+            *j = 0;
+        }
+        None
+    }
 }
 
 /// Checks `bytes` as described in the module docs, charging the inflated size of the
@@ -210,7 +267,7 @@ pub(super) fn prescan(bytes: &[u8], budget: &mut Budget) -> Result<()> {
                 }
                 Decoded::Bytes(data) => {
                     if let Some(widths) = stream.widths {
-                        count_stream_entries(widths, &data, &mut entries);
+                        count_stream_entries(widths, stream.numbering.clone(), &data, &mut entries);
                     }
                     0
                 }
@@ -230,9 +287,8 @@ pub(super) fn prescan(bytes: &[u8], budget: &mut Budget) -> Result<()> {
     // in encrypted object streams are not known before lopdf decrypts them.
     // An encrypted document's objects are copied raw first.
     budget.take(entries.raw_bytes())?;
-    let any_object_stream = !costs.is_empty();
-    let unknown = |_: u32| encrypted && any_object_stream;
-    copies::charge(bytes, &entries, stored, &unknown, budget)
+    let inflated: HashMap<usize, usize> = costs.into_iter().collect();
+    copies::charge(bytes, &entries, stored, encrypted, &inflated, budget)
 }
 
 /// Counts the in-use entries (`0000001234 00000 n`) of cross-reference tables, wherever they
@@ -271,7 +327,12 @@ fn number(digits: &[u8]) -> Option<usize> {
 /// (whatever `/Index` says: more entries only cost a little budget), a field of `n` bytes as
 /// the 32-bit number of its last four, an entry of a type other than 0, 1 or 2 being its
 /// type field alone, and every entry of type 1 when the type has no field.
-fn count_stream_entries(widths: [usize; 3], data: &[u8], entries: &mut Entries<'_>) {
+fn count_stream_entries(
+    widths: [usize; 3],
+    mut numbering: Option<Numbering>,
+    data: &[u8],
+    entries: &mut Entries<'_>,
+) {
     let [kind, offset, generation] = widths;
     let mut pos = 0usize;
     let mut field = |width: usize| {
@@ -280,12 +341,17 @@ fn count_stream_entries(widths: [usize; 3], data: &[u8], entries: &mut Entries<'
         Some(bytes.iter().fold(0u32, |acc, &b| (acc << 8) | u32::from(b)))
     };
     while let Some(entry_type) = if kind == 0 { Some(1) } else { field(kind) } {
+        let number = numbering.as_mut().and_then(Numbering::next);
         if entry_type > 2 {
             continue; // Its type field alone (which is not empty).
         }
         let (Some(value), Some(_)) = (field(offset), field(generation)) else { break };
         if entry_type == 1 {
             entries.add(value as usize);
+        } else if entry_type == 2
+            && let Some(number) = number
+        {
+            entries.compressed(number, value);
         }
         if kind + offset + generation == 0 {
             break;
@@ -374,9 +440,9 @@ fn object_headers(bytes: &[u8], ends: &[usize], lexed: &[usize]) -> Result<Heade
             _ => Length::Other,
         };
         let data = copies::data_start(bytes, lexer.pos());
-        found.push(Body::new(bytes, digits.clone(), Kind::Stream { data, length }));
-        kept += 1;
         let object_stream = is_type(&dict, b"ObjStm");
+        found.push(Body::new(bytes, digits.clone(), Kind::Stream { data, length, object_stream }));
+        kept += 1;
         // lopdf reads any stream where a cross-reference section should be as one.
         let xref = is_type(&dict, b"XRef") || dict.get(b"W").is_some();
         if length_ref.is_some() || object_stream {
@@ -404,6 +470,7 @@ fn object_headers(bytes: &[u8], ends: &[usize], lexed: &[usize]) -> Result<Heade
                 data,
                 object_stream,
                 widths,
+                numbering: if xref { Numbering::new(&dict) } else { None },
             });
         }
     }
@@ -494,7 +561,7 @@ fn object_body(spaces: &mut Spaces<'_>, number_end: usize) -> Option<usize> {
 /// The object numbers lopdf may read from a run of digits, starting at any of them: the
 /// values of its final digits that fit in 32 bits (longer runs only add leading zeros or
 /// overflow).
-fn suffix_numbers(digits: &[u8]) -> Vec<u32> {
+pub(super) fn suffix_numbers(digits: &[u8]) -> Vec<u32> {
     let mut numbers = Vec::new();
     for k in 1..=digits.len().min(10) {
         let suffix = digits.get(digits.len() - k..).unwrap_or_default();

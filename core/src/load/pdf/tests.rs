@@ -1343,3 +1343,94 @@ fn encrypted_raw_copies_are_charged() {
         }
     }
 }
+
+/// `bytes` with an update appended: a cross-reference stream whose entries store each of
+/// `numbers` in the object stream `container`.
+fn with_compressed(bytes: &[u8], numbers: &[usize], container: usize) -> Vec<u8> {
+    let text = String::from_utf8_lossy(bytes).into_owned();
+    let number_after = |key: &str| -> usize {
+        let rest = text.rsplit(key).next().unwrap();
+        rest.split_whitespace().next().unwrap().parse().unwrap()
+    };
+    let (previous, root) = (number_after("startxref"), number_after("/Root "));
+    let mut index = String::new();
+    let mut data = Vec::new();
+    for n in numbers {
+        index.push_str(&format!("{n} 1 "));
+        data.push(2);
+        data.extend_from_slice(&u32::try_from(container).unwrap().to_be_bytes());
+        data.extend_from_slice(&[0, 0]);
+    }
+    let size = numbers.iter().max().unwrap_or(&0) + 1;
+    let mut updated = bytes.to_vec();
+    let section = updated.len();
+    updated.extend_from_slice(
+        format!(
+            "99999 0 obj\n<< /Type /XRef /Size {size} /Index [{index}] /W [1 4 2] /Root {root} 0 R /Prev {previous} /Length {} >>\nstream\n",
+            data.len()
+        )
+        .as_bytes(),
+    );
+    updated.extend_from_slice(&data);
+    updated.extend_from_slice(
+        format!("\nendstream\nendobj\nstartxref\n{section}\n%%EOF\n").as_bytes(),
+    );
+    updated
+}
+
+/// Defect 3: a `/Length` referring to an object stored in an object stream makes lopdf load
+/// (copy and inflate) that whole object stream again for every stream it parses: 300 streams
+/// of 3 bytes whose lengths are stored in an object stream inflating to 256 KiB made it
+/// inflate 75 MB for a file of 17 KB (300 inflating 512 KiB, 150 MB). Each stream is charged
+/// the object stream it loads: the file is refused. Two such streams read.
+#[test]
+fn lengths_stored_in_object_streams_are_charged_each_time() {
+    for count in [2, 300] {
+        let mut pdf = Pdf::default();
+        let mut payload = b"9000 0 ".to_vec();
+        let first = payload.len();
+        payload.push(b'3');
+        payload.resize(256 << 10, b' ');
+        let packed = pdf.stream(
+            &format!("/Type /ObjStm /N 1 /First {first} /Filter /FlateDecode"),
+            &zlib(&payload),
+        );
+        for _ in 0..count {
+            pdf.obj("<< /Length 9000 0 R >>\nstream\nabc\nendstream");
+        }
+        let bytes = pages_pdf(&mut pdf, &[b"BT /F1 12 Tf (Harbour) Tj ET"], "");
+        match text_of(&with_compressed(&bytes, &[9000], packed)) {
+            Ok(text) if count == 2 => assert_eq!(text.trim(), "Harbour"),
+            Err(Error::Limit(m)) if count == 300 && m.contains("inflate past") => {}
+            other => panic!("{count}: {other:?}"),
+        }
+    }
+}
+
+/// Found with defect 3: an object stream's `/Length` stored in an object stream (in itself)
+/// made lopdf recurse without end (each load of an object stream starts afresh), and the
+/// stack overflow aborted the process; and lopdf inflates, without a bound, whatever stream a
+/// compressed entry names as its object stream (here a 32 KB deflate stream of 32 MiB, to
+/// resolve a length). Both are refused.
+#[test]
+fn object_streams_loaded_for_their_own_length_or_not_object_streams_are_refused() {
+    let mut pdf = Pdf::default();
+    let packed = pdf.obj("");
+    let payload = zlib(b"9000 0 7");
+    let mut body =
+        b"<< /Type /ObjStm /N 1 /First 7 /Filter /FlateDecode /Length 9000 0 R >>\nstream\n"
+            .to_vec();
+    body.extend_from_slice(&payload);
+    body.extend_from_slice(b"\nendstream");
+    pdf.set(packed, body);
+    let bytes = pages_pdf(&mut pdf, &[b"BT /F1 12 Tf (Harbour) Tj ET"], "");
+    let err = text_of(&with_compressed(&bytes, &[9000], packed)).expect_err("refused");
+    assert!(matches!(&err, Error::Limit(m) if m.contains("stream lengths refer")), "{err}");
+
+    let mut pdf = Pdf::default();
+    let bomb = pdf.stream("/Filter /FlateDecode", &zlib(&vec![b' '; 32 << 20]));
+    pdf.obj("<< /Length 9000 0 R >>\nstream\nabc\nendstream");
+    let bytes = pages_pdf(&mut pdf, &[b"BT /F1 12 Tf (Harbour) Tj ET"], "");
+    let err = text_of(&with_compressed(&bytes, &[9000], bomb)).expect_err("refused");
+    assert!(matches!(&err, Error::Limit(m) if m.contains("not an object stream")), "{err}");
+}
