@@ -26,18 +26,19 @@
 //!    first against the document's budget ([`limits::inflate_budget`]: 100 times the file's
 //!    size plus 1 MiB, at most 256 MiB, for all the streams decoded, each time one is
 //!    decoded or copied; [`decode`] charges it the bytes each filter reads as well as those
-//!    it writes, so decoding to nothing is not free). What lopdf itself copies while loading
-//!    is charged to the same budget ([`copies`]), as lopdf would copy it: a stream's data for
-//!    every in-use cross-reference entry leading to its header (headers nested in each other's
-//!    data included: 500 of them in a 535 KB file made lopdf hold 256 MB), the most the
-//!    object a `/Length` refers to may say, and what resolving that reference parses (an
-//!    object stream holding the length is copied and inflated again each time); and, when
-//!    the file may be taken for encrypted, the raw copy lopdf makes of every entry's object
-//!    before it authenticates (from the entry's offset to the next `endobj`, or to the end of
-//!    the file). Lengths that lopdf would resolve without end (an object stream whose
-//!    `/Length` is stored in an object stream) and compressed entries whose container is a
-//!    stream other than an object stream (lopdf would inflate it without a bound) are
-//!    refused.
+//!    it writes, so decoding to nothing is not free). What lopdf itself copies and scans
+//!    while loading is charged to the same budget ([`copies`]), as lopdf would do it, for
+//!    every in-use cross-reference entry: the data of the stream it leads to (headers nested
+//!    in each other's data included: 500 of them in a 535 KB file made lopdf hold 256 MB),
+//!    as much as the object a `/Length` refers to may say, and what resolving that reference
+//!    parses (an object stream holding the length is copied and inflated again each time);
+//!    the long run of white space, digits and comments it scans from the entry's offset
+//!    looking for a header; and, when the file may be taken for encrypted, the raw copy of
+//!    the entry's object lopdf makes before it authenticates (from the offset to the next
+//!    `endobj`, or to the end of the file). Lengths lopdf would resolve without end (an
+//!    object stream whose `/Length` is stored in an object stream) and compressed entries
+//!    whose container is a stream other than an object stream (lopdf would inflate it
+//!    without a bound) are refused.
 //! 2. [`sanitize`] rebuilds the document pdf-extract sees: the page tree walked iteratively
 //!    (`Kids` cycles and shared subtrees walked once, depth bounded, `/Parent` links never
 //!    followed: the new tree is flat), streams decoded (or copied) by [`decode`] under the

@@ -287,6 +287,9 @@ pub(super) fn prescan(bytes: &[u8], budget: &mut Budget) -> Result<()> {
     // in encrypted object streams are not known before lopdf decrypts them.
     // An encrypted document's objects are copied raw first.
     budget.take(entries.raw_bytes())?;
+    // The long runs scanned from the entries' offsets: again when lopdf parses the raw copies
+    // of an encrypted document.
+    budget.take(entries.scanned().saturating_mul(1 + usize::from(encrypted)))?;
     let inflated: HashMap<usize, usize> = costs.into_iter().collect();
     copies::charge(bytes, &entries, stored, encrypted, &inflated, budget)
 }
