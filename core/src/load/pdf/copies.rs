@@ -12,8 +12,9 @@
 //! copies its data too when it is a stream (and resolves its own length: chains are bounded
 //! by [`MAX_RESOLVE_DEPTH`]).
 //!
-//! So every `n g obj` header ([`Body`]) of a stream or an integer is kept with where lopdf
-//! lands on it from an offset ([`Landing`]), the in-use entries are counted for the header
+//! So every `n g obj` header ([`Body`]) of a stream, or of an integer a length may refer to
+//! (by the last digits of its number), is kept with where lopdf lands on it from an offset
+//! ([`Landing`]), the in-use entries are counted for the header
 //! they lead to, with the object number lopdf reads there ([`Entries`]), and [`charge`] takes
 //! from the budget, for each entry leading to a stream, the most lopdf may copy parsing it:
 //! its direct length when `endstream` follows; for a length referred to, the largest value
@@ -210,6 +211,8 @@ pub(super) struct Entries<'a> {
     base: usize,
     bodies: &'a [Body],
     landing: Landing,
+    /// The bodies in file order (the headers of [`Entries::landing`]).
+    order: Vec<usize>,
     /// How many entries lead to each body.
     counts: Vec<usize>,
     /// The object numbers lopdf reads at each body, from the entries leading there.
@@ -246,7 +249,9 @@ impl<'a> Entries<'a> {
     /// # Errors
     /// [`crate::Error::Limit`] for more than [`crate::limits::MAX_PDF_TOKENS`] headers.
     pub(super) fn new(bytes: &'a [u8], bodies: &'a [Body], encrypted: bool) -> Result<Self> {
-        let headers: Vec<Range<usize>> = bodies.iter().map(|b| b.digits.clone()).collect();
+        let mut order: Vec<usize> = (0..bodies.len()).collect();
+        order.sort_unstable_by_key(|&i| bodies[i].digits.start);
+        let headers: Vec<Range<usize>> = order.iter().map(|&i| bodies[i].digits.clone()).collect();
         let landing = Landing::new(bytes, &headers);
         let base = super::prescan::find(bytes, b"%PDF-", 0).unwrap_or(0);
         let counts = vec![0; bodies.len()];
@@ -263,6 +268,7 @@ impl<'a> Entries<'a> {
             base,
             bodies,
             landing,
+            order,
             counts,
             numbers,
             raw,
@@ -322,7 +328,7 @@ impl<'a> Entries<'a> {
             self.raw_bytes = self.raw_bytes.saturating_add(raw.copy(at));
         }
         self.scanned = self.scanned.saturating_add(self.scans.scan(at));
-        let Some(i) = self.landing.find(at) else { return };
+        let Some(i) = self.landing.find(at).map(|k| self.order[k]) else { return };
         let Some(number) = self.bodies[i].number_at(self.bytes, at) else { return };
         self.counts[i] += 1;
         if !self.numbers[i].contains(&number) {

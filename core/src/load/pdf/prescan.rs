@@ -43,8 +43,9 @@
 //! entry leading to it.
 //!
 //! The same entries lead lopdf to the streams whose data it copies, once per entry, and to the
-//! integers their `/Length` references resolve to: the headers of streams and integers are
-//! kept (with the integer objects stored in object streams that are not encrypted), and
+//! integers their `/Length` references resolve to: the headers of streams, and of the
+//! integers a length may refer to, are kept (with the integer objects stored in object
+//! streams that are not encrypted), and
 //! [`copies`] charges the budget what lopdf copies (see there). When the file is taken for
 //! encrypted, lopdf first copies every entry's object raw, to the next `endobj` or the end of
 //! the file: those copies are charged too. The compressed entries of cross-reference streams
@@ -112,7 +113,8 @@ struct Headers {
     /// Whether a cross-reference stream or a `trailer` dictionary, anywhere, has an
     /// `/Encrypt`.
     encrypted: bool,
-    /// The headers of streams and integers, in file order.
+    /// The headers of streams, in file order, then those of the integers a length may refer
+    /// to.
     bodies: Vec<Body>,
     /// Bytes read in all: dictionaries, and white space and comments skipped.
     #[cfg_attr(not(test), expect(dead_code, reason = "the tests check the bound"))]
@@ -388,6 +390,8 @@ fn object_headers(bytes: &[u8], ends: &[usize], lexed: &[usize]) -> Result<Heade
     let mut encrypted = false;
     let mut tokens = 0usize;
     let mut found = Vec::new();
+    // Integer objects, of which only those a length may refer to are kept.
+    let mut ints: Vec<(Range<usize>, u64)> = Vec::new();
     // Object numbers, streams and integers kept, bounded by the token limit.
     let mut kept = 0usize;
     let mut pos = 0;
@@ -427,7 +431,7 @@ fn object_headers(bytes: &[u8], ends: &[usize], lexed: &[usize]) -> Result<Heade
         if dict.is_none()
             && let Some(value) = copies::integer_at(bytes, first)
         {
-            found.push(Body::new(bytes, digits, Kind::Int(value)));
+            ints.push((digits, value));
             kept += 1;
             check_kept(kept)?;
             continue;
@@ -489,6 +493,15 @@ fn object_headers(bytes: &[u8], ends: &[usize], lexed: &[usize]) -> Result<Heade
         reading.done(&lexer, from)?;
     }
     let read = reading.read.saturating_add(reading.spaces.looked_at);
+    // The integers a stream's length may refer to (by any last digits of their number) follow
+    // the streams.
+    let refs = copies::length_refs(&found);
+    for (digits, value) in ints {
+        let numbers = suffix_numbers(bytes.get(digits.clone()).unwrap_or_default());
+        if numbers.iter().any(|n| refs.contains(n)) {
+            found.push(Body::new(bytes, digits, Kind::Int(value)));
+        }
+    }
     Ok(Headers { objects, loader_streams, tokens, encrypted, bodies: found, read })
 }
 
