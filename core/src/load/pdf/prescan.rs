@@ -42,6 +42,11 @@
 //! for the object stream it leads to as it is read, and an object stream is charged once per
 //! entry leading to it.
 //!
+//! lopdf keeps the object it parses at every entry until it has parsed them all, however many
+//! entries lead to one header: the tokens of each object (as the lexical pass counted them,
+//! to its `endobj`, or as they were read) are counted again for every entry past the first
+//! leading to it.
+//!
 //! The same entries lead lopdf to the streams whose data it copies, once per entry, and to the
 //! integers their `/Length` references resolve to: the headers of streams, and of the
 //! integers a length may refer to, are kept (with the integer objects stored in object
@@ -116,6 +121,8 @@ struct Headers {
     /// The headers of streams, in file order, then those of the integers a length may refer
     /// to.
     bodies: Vec<Body>,
+    /// Every header (its digits, in file order) with the tokens of its object.
+    all: Vec<(Range<usize>, usize)>,
     /// Bytes read in all: dictionaries, and white space and comments skipped.
     #[cfg_attr(not(test), expect(dead_code, reason = "the tests check the bound"))]
     read: usize,
@@ -199,13 +206,25 @@ pub(super) fn prescan(bytes: &[u8], budget: &mut Budget) -> Result<()> {
     let mut lexer = Lexer::new(bytes);
     let mut encrypted = false;
     let mut last_dict: Option<Value> = None;
-    // Where the objects whose headers the pass reads start (their tokens are counted).
+    // Where the objects whose headers the pass reads start (their tokens are counted), and
+    // their tokens (to the next `endobj` or header).
     let mut bodies = Vec::new();
+    let mut body_tokens = Vec::new();
+    let mut open: Option<usize> = None;
     while let Some(token) = lexer.next_token() {
         match token {
             Token::Keyword(b"obj") => {
                 check_tokens(lexer.tokens())?;
+                if let Some(from) = open {
+                    body_tokens.push(lexer.tokens() - from);
+                }
+                open = Some(lexer.tokens());
                 bodies.push(lexer.pos());
+            }
+            Token::Keyword(b"endobj") => {
+                if let Some(from) = open.take() {
+                    body_tokens.push(lexer.tokens() - from);
+                }
             }
             Token::DictOpen | Token::ArrayOpen => {
                 let dict = token == Token::DictOpen;
@@ -227,16 +246,19 @@ pub(super) fn prescan(bytes: &[u8], budget: &mut Budget) -> Result<()> {
     }
     let mut tokens = lexer.tokens();
     check_tokens(tokens)?;
-    let headers = object_headers(bytes, &ends, &bodies)?;
-    drop(bodies);
-    let Headers { objects, loader_streams, bodies, .. } = headers;
+    if let Some(from) = open {
+        body_tokens.push(tokens - from);
+    }
+    let headers = object_headers(bytes, &ends, &bodies, &body_tokens)?;
+    drop((bodies, body_tokens));
+    let Headers { objects, loader_streams, bodies, all, .. } = headers;
     let encrypted = encrypted || headers.encrypted;
     tokens = tokens.saturating_add(headers.tokens);
     check_tokens(tokens)?;
     check_length_chains(&objects)?;
     // Where lopdf parses objects (the cross-reference entries in use): how many entries lead
     // to each stream and integer, read as which numbers.
-    let mut entries = Entries::new(bytes, &bodies, encrypted)?;
+    let mut entries = Entries::new(bytes, &bodies, all, encrypted)?;
     count_table_entries(bytes, &mut entries);
     let refs = copies::length_refs(&bodies);
     let mut stored = Stored::default();
@@ -287,6 +309,10 @@ pub(super) fn prescan(bytes: &[u8], budget: &mut Budget) -> Result<()> {
     }
     // The streams' data lopdf copies, for every entry leading to them. The values of integers
     // in encrypted object streams are not known before lopdf decrypts them.
+    // lopdf keeps the object it parses at every entry until it has parsed them all: the
+    // tokens of an object are counted again for every entry past the first leading to it.
+    tokens = tokens.saturating_add(entries.repeated_tokens());
+    check_tokens(tokens)?;
     // An encrypted document's objects are copied raw first.
     budget.take(entries.raw_bytes())?;
     // The long runs scanned from the entries' offsets: again when lopdf parses the raw copies
@@ -382,7 +408,12 @@ fn count_stream_entries(
 /// # Errors
 /// [`Error::Limit`] for nesting past [`limits::MAX_DEPTH`] or reading past that bound;
 /// [`Error::Pdf`] for a cross-reference stream lopdf would loop on.
-fn object_headers(bytes: &[u8], ends: &[usize], lexed: &[usize]) -> Result<Headers> {
+fn object_headers(
+    bytes: &[u8],
+    ends: &[usize],
+    lexed: &[usize],
+    lexed_tokens: &[usize],
+) -> Result<Headers> {
     let mut objects: HashMap<u32, ObjectInfo> = HashMap::new();
     let mut loader_streams = Vec::new();
     let bound = bytes.len().saturating_mul(2).saturating_add(1 << 20);
@@ -390,6 +421,7 @@ fn object_headers(bytes: &[u8], ends: &[usize], lexed: &[usize]) -> Result<Heade
     let mut encrypted = false;
     let mut tokens = 0usize;
     let mut found = Vec::new();
+    let mut all = Vec::new();
     // Integer objects, of which only those a length may refer to are kept.
     let mut ints: Vec<(Range<usize>, u64)> = Vec::new();
     // Object numbers, streams and integers kept, bounded by the token limit.
@@ -406,7 +438,8 @@ fn object_headers(bytes: &[u8], ends: &[usize], lexed: &[usize]) -> Result<Heade
         // Whatever the first token is (a string may be long), it is read and counted. The
         // object of a header the lexical pass did not read is read whole (an array too), its
         // tokens counted: lopdf parses it if an offset leads there.
-        let hidden = lexed.binary_search(&body).is_err();
+        let lexed_at = lexed.binary_search(&body);
+        let hidden = lexed_at.is_err();
         lexer.skip_space();
         let first = lexer.pos();
         let dict = match lexer.next_token() {
@@ -425,6 +458,12 @@ fn object_headers(bytes: &[u8], ends: &[usize], lexed: &[usize]) -> Result<Heade
             tokens = tokens.saturating_add(lexer.tokens());
             check_tokens(tokens)?;
         }
+        let object_tokens = match lexed_at {
+            Ok(i) => lexed_tokens.get(i).copied().unwrap_or(0),
+            Err(_) => lexer.tokens(),
+        };
+        all.push((run_start..run_end, object_tokens));
+        check_kept(all.len())?;
         // A cross-reference stream is its file's trailer too.
         encrypted |= dict.as_ref().is_some_and(|d| d.get(b"Encrypt").is_some());
         let digits = run_start..run_end;
@@ -502,7 +541,7 @@ fn object_headers(bytes: &[u8], ends: &[usize], lexed: &[usize]) -> Result<Heade
             found.push(Body::new(bytes, digits, Kind::Int(value)));
         }
     }
-    Ok(Headers { objects, loader_streams, tokens, encrypted, bodies: found, read })
+    Ok(Headers { objects, loader_streams, tokens, encrypted, bodies: found, all, read })
 }
 
 /// Refuses more than [`limits::MAX_PDF_TOKENS`] object numbers, streams and integers kept by
@@ -878,7 +917,8 @@ mod tests {
     fn comments_are_skipped_once() {
         for body in ["1%".repeat(1 << 19), "%1\n".repeat(1 << 18), "1 % 2 0 %".repeat(1 << 17)] {
             let bytes = format!("%PDF-1.7\n{body}\n");
-            let headers = object_headers(bytes.as_bytes(), &[], &[]).expect("within the bound");
+            let headers =
+                object_headers(bytes.as_bytes(), &[], &[], &[]).expect("within the bound");
             assert!(headers.read <= 2 * bytes.len(), "{} for {}", headers.read, bytes.len());
         }
     }
@@ -889,10 +929,10 @@ mod tests {
     #[test]
     fn hidden_objects_are_counted() {
         let bytes = b"%PDF-1.7\n(1 0 obj [1 2 [3] << /A 4 >>] endobj)\n";
-        let headers = object_headers(bytes, &[], &[]).expect("reads");
+        let headers = object_headers(bytes, &[], &[], &[]).expect("reads");
         assert_eq!(headers.tokens, 11);
         let body = find(bytes, b"obj", 0).expect("a header") + 3;
-        let headers = object_headers(bytes, &[], &[body]).expect("reads");
+        let headers = object_headers(bytes, &[], &[body], &[1]).expect("reads");
         assert_eq!(headers.tokens, 0);
     }
 }
