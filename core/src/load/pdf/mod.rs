@@ -14,9 +14,11 @@
 //!
 //! 1. [`prescan`], before lopdf parses: more than [`limits::MAX_PDF_TOKENS`] tokens outside
 //!    streams (objects hidden in stream data, strings or comments, the objects of object
-//!    streams, and the most an encrypted object stream could inflate to, included; an
-//!    object's tokens counted again for every cross-reference entry past the first leading
-//!    to it, as lopdf keeps every object it parses until it has parsed them all); arrays
+//!    streams, and the most an encrypted object stream could inflate to, included; as lopdf
+//!    keeps every object it parses until it has parsed them all, an object's tokens count
+//!    again for every cross-reference entry past the first leading to it, and an object
+//!    stream's objects for every pair of its index, the bytes they take past the stream's
+//!    own charged to the inflate budget below); arrays
 //!    and dictionaries nested deeper than [`limits::MAX_DEPTH`], read without recursion
 //!    (lopdf 0.42 stops its own parser at 100 levels and drops an object nested deeper, so a
 //!    file nested 101 to 512 levels deep is read with that object missing, not refused).
