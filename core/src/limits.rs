@@ -14,8 +14,8 @@
 //! | [`MAX_DEPTH`] | 512 | a deeper structure (HTML elements, a PDF's page tree and objects) is refused |
 //! | [`MAX_HTML_ATTRIBUTES`] | 1,024 | an HTML tag with more attributes is refused |
 //! | [`MAX_INFLATED_BYTES`] | 256 MiB | decompression stops and the PDF is refused |
-//! | [`MAX_INFLATE_RATIO`] | 100 | a PDF whose streams inflate to more than 100 times its size (and 1 MiB) is refused |
-//! | [`MAX_PDF_TOKENS`] | 4 Mi | a PDF with more numbers, names and other tokens outside its streams is refused |
+//! | [`MAX_INFLATE_RATIO`] | 100 | a PDF whose streams inflate (with what the parser copies and scans while loading) to more than 100 times its size (and 1 MiB) is refused |
+//! | [`MAX_PDF_TOKENS`] | 4 Mi | a PDF with more numbers, names and other tokens outside its streams (each counted as often as the parser reads it) is refused |
 //! | [`MAX_PDF_FORM_DEPTH`] | 32 | a PDF whose forms draw forms deeper is refused (a form drawing itself is skipped) |
 //! | [`MAX_PDF_FONT_MEMORY`] | 256 MiB | a PDF whose fonts' width tables and Unicode maps would take more memory is refused |
 //! | [`PDF_WORK_FACTOR`] | 4 | a PDF whose text extraction would interpret more than 4 times its [`inflate_budget`] is refused |
@@ -49,7 +49,8 @@ pub const MAX_DEPTH: usize = 512;
 /// the tag's earlier ones, so a tag's cost grows with the square of their number.
 pub const MAX_HTML_ATTRIBUTES: usize = 1024;
 
-/// Most bytes all of a PDF's compressed streams may inflate to.
+/// Most bytes all of a PDF's compressed streams may inflate to, with the stream data the
+/// parser copies and the text it scans while loading (counted each time).
 pub const MAX_INFLATED_BYTES: usize = 256 << 20;
 
 /// Most a PDF's streams may inflate relative to the file's size (above the first
@@ -69,7 +70,9 @@ pub fn inflate_budget(source_len: usize) -> usize {
 }
 
 /// Most tokens (numbers, names, strings, brackets) a PDF may have outside its streams, its
-/// object streams included: the parser holds each as an object of some hundred bytes.
+/// object streams included: the parser holds each as an object of some hundred bytes. A token
+/// the parser reads again (an object reached by several cross-reference entries, or by
+/// several pairs of an object stream's index) counts each time: it holds every copy.
 pub const MAX_PDF_TOKENS: usize = 4 << 20;
 
 /// Deepest nesting of PDF form XObjects (forms drawn inside forms): the text extractor

@@ -101,7 +101,7 @@ impl<'a> Lexer<'a> {
     }
 
     /// Skips white space and comments.
-    fn skip_space(&mut self) {
+    pub(super) fn skip_space(&mut self) {
         while let Some(&b) = self.data.get(self.pos) {
             if is_space(b) {
                 self.pos += 1;

@@ -14,7 +14,11 @@
 //!
 //! 1. [`prescan`], before lopdf parses: more than [`limits::MAX_PDF_TOKENS`] tokens outside
 //!    streams (objects hidden in stream data, strings or comments, the objects of object
-//!    streams, and the most an encrypted object stream could inflate to, included); arrays
+//!    streams, and the most an encrypted object stream could inflate to, included; as lopdf
+//!    keeps every object it parses until it has parsed them all, an object's tokens count
+//!    again for every cross-reference entry past the first leading to it, and an object
+//!    stream's objects for every pair of its index, the bytes they take past the stream's
+//!    own charged to the inflate budget below); arrays
 //!    and dictionaries nested deeper than [`limits::MAX_DEPTH`], read without recursion
 //!    (lopdf 0.42 stops its own parser at 100 levels and drops an object nested deeper, so a
 //!    file nested 101 to 512 levels deep is read with that object missing, not refused).
@@ -26,7 +30,19 @@
 //!    first against the document's budget ([`limits::inflate_budget`]: 100 times the file's
 //!    size plus 1 MiB, at most 256 MiB, for all the streams decoded, each time one is
 //!    decoded or copied; [`decode`] charges it the bytes each filter reads as well as those
-//!    it writes, so decoding to nothing is not free).
+//!    it writes, so decoding to nothing is not free). What lopdf itself copies and scans
+//!    while loading is charged to the same budget ([`copies`]), as lopdf would do it, for
+//!    every in-use cross-reference entry: the data of the stream it leads to (headers nested
+//!    in each other's data included: 500 of them in a 535 KB file made lopdf hold 256 MB),
+//!    as much as the object a `/Length` refers to may say, and what resolving that reference
+//!    parses (an object stream holding the length is copied and inflated again each time);
+//!    the long run of white space, digits and comments it scans from the entry's offset
+//!    looking for a header; and, when the file may be taken for encrypted, the raw copy of
+//!    the entry's object lopdf makes before it authenticates (from the offset to the next
+//!    `endobj`, or to the end of the file). Lengths lopdf would resolve without end (an
+//!    object stream whose `/Length` is stored in an object stream) and compressed entries
+//!    whose container is a stream other than an object stream (lopdf would inflate it
+//!    without a bound) are refused.
 //! 2. [`sanitize`] rebuilds the document pdf-extract sees: the page tree walked iteratively
 //!    (`Kids` cycles and shared subtrees walked once, depth bounded, `/Parent` links never
 //!    followed: the new tree is flat), streams decoded (or copied) by [`decode`] under the
@@ -55,6 +71,7 @@ use crate::{Document, Error, Result, limits};
 
 mod cff;
 mod content;
+mod copies;
 mod decode;
 mod fonts;
 mod lex;

@@ -41,12 +41,30 @@
 //! read too (a stream's entries as lopdf reads them, to the end of its data), each counted
 //! for the object stream it leads to as it is read, and an object stream is charged once per
 //! entry leading to it.
+//!
+//! lopdf keeps the object it parses at every entry until it has parsed them all, however many
+//! entries lead to one header: the tokens of each object (as the lexical pass counted them,
+//! to its `endobj`, or as they were read) are counted again for every entry past the first
+//! leading to it. So are an object stream's objects, once for every pair of its index (lopdf
+//! parses the object at the offset of each pair, however many give one offset), and the
+//! bytes they take past the stream's own are charged to the budget.
+//!
+//! The same entries lead lopdf to the streams whose data it copies, once per entry, and to the
+//! integers their `/Length` references resolve to: the headers of streams, and of the
+//! integers a length may refer to, are kept (with the integer objects stored in object
+//! streams that are not encrypted), and
+//! [`copies`] charges the budget what lopdf copies (see there). When the file is taken for
+//! encrypted, lopdf first copies every entry's object raw, to the next `endobj` or the end of
+//! the file: those copies are charged too. The compressed entries of cross-reference streams
+//! are read with their object numbers (from `/Index`, or `[0 /Size]`), for the lengths lopdf
+//! resolves from an object stream, which it loads again each time.
 
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 
 use pdf_extract::{Dictionary, Object};
 
+use super::copies::{self, Body, Entries, Kind, Length, Stored};
 use super::decode::{self, Budget, Decoded};
 use super::lex::{Lexer, Token};
 use super::value::{self, Value};
@@ -58,7 +76,8 @@ pub(super) const MAX_LENGTH_CHAIN: usize = 32;
 
 /// The dictionary entries the pass reads (every other entry is read and dropped, however many
 /// there are).
-const KEYS: &[&[u8]] = &[b"Type", b"Length", b"Filter", b"DecodeParms", b"W", b"Encrypt"];
+const KEYS: &[&[u8]] =
+    &[b"Type", b"Length", b"Filter", b"DecodeParms", b"W", b"Encrypt", b"First", b"Index", b"Size"];
 
 /// Of [`KEYS`], those whose value means what it says only when read whole (a filter chain and
 /// its parameters): holding more than [`DICT_ITEMS`] items, it is refused. Of the others only
@@ -101,6 +120,11 @@ struct Headers {
     /// Whether a cross-reference stream or a `trailer` dictionary, anywhere, has an
     /// `/Encrypt`.
     encrypted: bool,
+    /// The headers of streams, in file order, then those of the integers a length may refer
+    /// to.
+    bodies: Vec<Body>,
+    /// Every header (its digits, in file order) with the tokens of its object.
+    all: Vec<(Range<usize>, usize)>,
     /// Bytes read in all: dictionaries, and white space and comments skipped.
     #[cfg_attr(not(test), expect(dead_code, reason = "the tests check the bound"))]
     read: usize,
@@ -108,13 +132,69 @@ struct Headers {
 
 /// A stream lopdf inflates on its own while loading.
 struct LoaderStream {
-    /// The digits of its header's object number: where lopdf reads it from.
-    header: Range<usize>,
+    /// Its header, in [`Headers::bodies`].
+    body: usize,
     dict: Dictionary,
+    /// An object stream's `/First`.
+    first: Option<usize>,
     data: Range<usize>,
     object_stream: bool,
     /// A cross-reference stream's field widths, when lopdf can read its entries.
     widths: Option<[usize; 3]>,
+    /// The numbers of a cross-reference stream's entries.
+    numbering: Option<Numbering>,
+}
+
+/// The object numbers lopdf gives a cross-reference stream's entries, in order: those of its
+/// `/Index` pairs (first number, count), or of `[0 /Size]` when it has no `/Index` of
+/// integers; none without a `/Size` (lopdf fails to read the stream). An `/Index` longer than
+/// [`DICT_ITEMS`] items is not read: its entries' numbers are not known here.
+#[derive(Clone)]
+struct Numbering {
+    pairs: Vec<(i64, i64)>,
+    /// The next pair, and the next number in it.
+    next: (usize, i64),
+    known: bool,
+}
+
+impl Numbering {
+    fn new(dict: &Value) -> Option<Self> {
+        let ints = |items: &[Value]| -> Option<Vec<i64>> {
+            items.iter().map(|v| if let Value::Int(i) = v { Some(*i) } else { None }).collect()
+        };
+        let Some(Value::Int(size)) = dict.get(b"Size") else { return None };
+        let index = match dict.get(b"Index") {
+            Some(Value::Array(items)) if items.len() >= DICT_ITEMS => {
+                return Some(Self { pairs: Vec::new(), next: (0, 0), known: false });
+            }
+            Some(Value::Array(items)) => ints(items),
+            _ => None,
+        };
+        let pairs = match index {
+            Some(index) => index.chunks_exact(2).map(|p| (p[0], p[1])).collect(),
+            None => vec![(0, *size)],
+        };
+        Some(Self { pairs, next: (0, 0), known: true })
+    }
+
+    /// The number of the next entry: `Some(None)` when it is not known here, `None` when
+    /// lopdf reads no more entries.
+    fn next(&mut self) -> Option<Option<u32>> {
+        if !self.known {
+            return Some(None);
+        }
+        let (pair, j) = &mut self.next;
+        while let Some(&(start, count)) = self.pairs.get(*pair) {
+            if *j < count {
+                let number = start.wrapping_add(*j) as u32;
+                *j += 1;
+                return Some(Some(number));
+            }
+            *pair += 1;
+            *j = 0;
+        }
+        None
+    }
 }
 
 /// Checks `bytes` as described in the module docs, charging the inflated size of the
@@ -128,13 +208,25 @@ pub(super) fn prescan(bytes: &[u8], budget: &mut Budget) -> Result<()> {
     let mut lexer = Lexer::new(bytes);
     let mut encrypted = false;
     let mut last_dict: Option<Value> = None;
-    // Where the objects whose headers the pass reads start (their tokens are counted).
+    // Where the objects whose headers the pass reads start (their tokens are counted), and
+    // their tokens (to the next `endobj` or header).
     let mut bodies = Vec::new();
+    let mut body_tokens = Vec::new();
+    let mut open: Option<usize> = None;
     while let Some(token) = lexer.next_token() {
         match token {
             Token::Keyword(b"obj") => {
                 check_tokens(lexer.tokens())?;
+                if let Some(from) = open {
+                    body_tokens.push(lexer.tokens() - from);
+                }
+                open = Some(lexer.tokens());
                 bodies.push(lexer.pos());
+            }
+            Token::Keyword(b"endobj") => {
+                if let Some(from) = open.take() {
+                    body_tokens.push(lexer.tokens() - from);
+                }
             }
             Token::DictOpen | Token::ArrayOpen => {
                 let dict = token == Token::DictOpen;
@@ -156,25 +248,25 @@ pub(super) fn prescan(bytes: &[u8], budget: &mut Budget) -> Result<()> {
     }
     let mut tokens = lexer.tokens();
     check_tokens(tokens)?;
-    let headers = object_headers(bytes, &ends, &bodies)?;
-    drop(bodies);
-    let Headers { objects, loader_streams, .. } = headers;
+    if let Some(from) = open {
+        body_tokens.push(tokens - from);
+    }
+    let headers = object_headers(bytes, &ends, &bodies, &body_tokens)?;
+    drop((bodies, body_tokens));
+    let Headers { objects, loader_streams, bodies, all, .. } = headers;
     let encrypted = encrypted || headers.encrypted;
     tokens = tokens.saturating_add(headers.tokens);
     check_tokens(tokens)?;
     check_length_chains(&objects)?;
-    // Where lopdf parses objects (the cross-reference entries in use) that leads it to an
-    // object stream: how many entries lead to each.
-    let headers: Vec<Range<usize>> =
-        loader_streams.iter().filter(|s| s.object_stream).map(|s| s.header.clone()).collect();
-    let landing = Landing::new(bytes, &headers);
-    let mut entries = vec![0usize; headers.len()];
-    if !headers.is_empty() {
-        count_table_entries(bytes, &landing, &mut entries);
-    }
+    // Where lopdf parses objects (the cross-reference entries in use): how many entries lead
+    // to each stream and integer, read as which numbers.
+    let mut entries = Entries::new(bytes, &bodies, all, encrypted)?;
+    count_table_entries(bytes, &mut entries);
+    let refs = copies::length_refs(&bodies);
+    let mut stored = Stored::default();
     // What inflating each object stream once costs.
     let mut costs = Vec::new();
-    for stream in loader_streams {
+    for stream in &loader_streams {
         let data = bytes.get(stream.data.clone()).unwrap_or_default();
         let cost = if encrypted && stream.object_stream {
             // Encrypted data cannot be inflated before lopdf decrypts it: charge the most
@@ -185,37 +277,73 @@ pub(super) fn prescan(bytes: &[u8], budget: &mut Budget) -> Result<()> {
             budget.take(cost)?;
             cost
         } else {
-            match decode::decode(&stream.dict, data, budget)? {
+            let decoded = decode::decode(&stream.dict, data, budget)?;
+            // The objects lopdf parses for the index of an object stream, read undecoded
+            // too (as lopdf reads it when it cannot decode it).
+            let mut indexed = (0, 0);
+            if let Some(first) = stream.first.filter(|_| stream.object_stream) {
+                stored.read(data, first, &refs);
+                let bound = data.len().saturating_add(budget.limit());
+                indexed = indexed_objects(data, first, bound)?;
+                if let Decoded::Bytes(inflated) = &decoded {
+                    stored.read(inflated, first, &refs);
+                    let bound = inflated.len().saturating_add(budget.limit());
+                    let (tokens, read) = indexed_objects(inflated, first, bound)?;
+                    indexed = (indexed.0.max(tokens), indexed.1.max(read));
+                }
+            }
+            match decoded {
                 Decoded::Bytes(inflated) if stream.object_stream => {
-                    tokens = tokens.saturating_add(check_nesting(&inflated)?);
+                    // As many tokens as lopdf parses for the index, when that is more (pairs
+                    // giving one offset).
+                    tokens = tokens.saturating_add(check_nesting(&inflated)?.max(indexed.0));
                     check_tokens(tokens)?;
+                    budget.take(indexed.1.saturating_sub(inflated.len()))?;
                     inflated.len()
                 }
                 Decoded::Bytes(data) => {
                     if let Some(widths) = stream.widths {
-                        count_stream_entries(widths, &data, &landing, &mut entries);
+                        count_stream_entries(widths, stream.numbering.clone(), &data, &mut entries);
                     }
+                    0
+                }
+                Decoded::Image if stream.object_stream => {
+                    // lopdf cannot decode it either: it parses the data as it is.
+                    tokens = tokens.saturating_add(indexed.0);
+                    check_tokens(tokens)?;
+                    budget.take(indexed.1.saturating_sub(data.len()))?;
                     0
                 }
                 Decoded::Image => 0,
             }
         };
         if stream.object_stream {
-            costs.push(cost);
+            costs.push((stream.body, cost));
         }
     }
     // lopdf inflates an object stream again for every entry that leads to it (and keeps every
     // copy until the end): each entry past the first is charged again.
-    for (entries, cost) in entries.iter().zip(&costs) {
-        budget.take(cost.saturating_mul(entries.saturating_sub(1)))?;
+    for &(body, cost) in &costs {
+        budget.take(cost.saturating_mul(entries.count(body).saturating_sub(1)))?;
     }
-    Ok(())
+    // The streams' data lopdf copies, for every entry leading to them. The values of integers
+    // in encrypted object streams are not known before lopdf decrypts them.
+    // lopdf keeps the object it parses at every entry until it has parsed them all: the
+    // tokens of an object are counted again for every entry past the first leading to it.
+    tokens = tokens.saturating_add(entries.repeated_tokens());
+    check_tokens(tokens)?;
+    // An encrypted document's objects are copied raw first.
+    budget.take(entries.raw_bytes())?;
+    // The long runs scanned from the entries' offsets: again when lopdf parses the raw copies
+    // of an encrypted document.
+    budget.take(entries.scanned().saturating_mul(1 + usize::from(encrypted)))?;
+    let inflated: HashMap<usize, usize> = costs.into_iter().collect();
+    copies::charge(bytes, &entries, stored, encrypted, &inflated, budget)
 }
 
 /// Counts the in-use entries (`0000001234 00000 n`) of cross-reference tables, wherever they
-/// are in the file, that lead to each object stream (an entry lopdf never reads only costs a
-/// little budget).
-fn count_table_entries(bytes: &[u8], landing: &Landing, counts: &mut [usize]) {
+/// are in the file (an entry lopdf never reads only costs a little budget).
+fn count_table_entries(bytes: &[u8], entries: &mut Entries<'_>) {
     let mut pos = 0;
     while let Some(start) = bytes.get(pos..).and_then(|b| b.iter().position(u8::is_ascii_digit)) {
         let offset_start = pos + start;
@@ -232,7 +360,7 @@ fn count_table_entries(bytes: &[u8], landing: &Landing, counts: &mut [usize]) {
         if in_use
             && let Some(offset) = number(bytes.get(offset_start..offset_end).unwrap_or_default())
         {
-            landing.count(offset, counts);
+            entries.add(offset);
         }
     }
 }
@@ -244,12 +372,17 @@ fn number(digits: &[u8]) -> Option<usize> {
         .try_fold(0usize, |acc, &d| acc.checked_mul(10)?.checked_add(usize::from(d - b'0')))
 }
 
-/// Counts the in-use entries of a cross-reference stream's decoded `data` that lead to each
-/// object stream, read as lopdf reads them: one after the other to the end of the data
+/// Counts the in-use entries of a cross-reference stream's decoded `data`, read as lopdf reads
+/// them: one after the other to the end of the data
 /// (whatever `/Index` says: more entries only cost a little budget), a field of `n` bytes as
 /// the 32-bit number of its last four, an entry of a type other than 0, 1 or 2 being its
 /// type field alone, and every entry of type 1 when the type has no field.
-fn count_stream_entries(widths: [usize; 3], data: &[u8], landing: &Landing, counts: &mut [usize]) {
+fn count_stream_entries(
+    widths: [usize; 3],
+    mut numbering: Option<Numbering>,
+    data: &[u8],
+    entries: &mut Entries<'_>,
+) {
     let [kind, offset, generation] = widths;
     let mut pos = 0usize;
     let mut field = |width: usize| {
@@ -258,80 +391,20 @@ fn count_stream_entries(widths: [usize; 3], data: &[u8], landing: &Landing, coun
         Some(bytes.iter().fold(0u32, |acc, &b| (acc << 8) | u32::from(b)))
     };
     while let Some(entry_type) = if kind == 0 { Some(1) } else { field(kind) } {
+        let number = numbering.as_mut().and_then(Numbering::next);
         if entry_type > 2 {
             continue; // Its type field alone (which is not empty).
         }
         let (Some(value), Some(_)) = (field(offset), field(generation)) else { break };
         if entry_type == 1 {
-            landing.count(value as usize, counts);
+            entries.add(value as usize);
+        } else if entry_type == 2
+            && let Some(number) = number
+        {
+            entries.compressed(number, value);
         }
         if kind + offset + generation == 0 {
             break;
-        }
-    }
-}
-
-/// Where lopdf lands from a cross-reference offset: for each object stream header (its
-/// digits, in file order), the positions leading to it, as runs: its digits, and before them
-/// white space and comments, which lopdf skips before a header (the text of a comment there
-/// counts too: lopdf fails on it, and counting it only costs a little budget). Found in one
-/// backward pass over the file: one run per header, and two more for each header inside the
-/// comments before another.
-struct Landing {
-    /// Disjoint runs in file order, each with the header it leads to.
-    runs: Vec<(Range<usize>, usize)>,
-}
-
-impl Landing {
-    fn new(bytes: &[u8], headers: &[Range<usize>]) -> Self {
-        let mut runs: Vec<(Range<usize>, usize)> = Vec::new();
-        if headers.is_empty() {
-            return Self { runs };
-        }
-        // Where lopdf lands from the position after the one being looked at, and from the end
-        // of the line (the end of a comment starting on it).
-        let (mut after, mut line_end): (Option<usize>, Option<usize>) = (None, None);
-        let mut header = headers.len();
-        for pos in (0..bytes.len()).rev() {
-            while header > 0 && headers[header - 1].start > pos {
-                header -= 1;
-            }
-            let byte = bytes[pos];
-            let lands = if header > 0 && headers[header - 1].contains(&pos) {
-                Some(header - 1)
-            } else if byte == b'%' {
-                line_end
-            } else if super::lex::is_space(byte) {
-                after
-            } else {
-                None
-            };
-            if byte == b'\n' || byte == b'\r' {
-                line_end = lands;
-            }
-            after = lands;
-            if let Some(i) = lands {
-                match runs.last_mut() {
-                    Some((run, j)) if *j == i => run.start = pos,
-                    _ => runs.push((pos..pos + 1, i)),
-                }
-            }
-        }
-        runs.reverse();
-        Self { runs }
-    }
-
-    /// Counts an entry at `offset` for the header it leads to, if any.
-    fn count(&self, offset: usize, counts: &mut [usize]) {
-        let Some(i) = self.runs.partition_point(|(run, _)| run.start <= offset).checked_sub(1)
-        else {
-            return;
-        };
-        if let Some((run, header)) = self.runs.get(i)
-            && run.contains(&offset)
-            && let Some(count) = counts.get_mut(*header)
-        {
-            *count += 1;
         }
     }
 }
@@ -354,14 +427,23 @@ impl Landing {
 /// # Errors
 /// [`Error::Limit`] for nesting past [`limits::MAX_DEPTH`] or reading past that bound;
 /// [`Error::Pdf`] for a cross-reference stream lopdf would loop on.
-fn object_headers(bytes: &[u8], ends: &[usize], bodies: &[usize]) -> Result<Headers> {
+fn object_headers(
+    bytes: &[u8],
+    ends: &[usize],
+    lexed: &[usize],
+    lexed_tokens: &[usize],
+) -> Result<Headers> {
     let mut objects: HashMap<u32, ObjectInfo> = HashMap::new();
     let mut loader_streams = Vec::new();
     let bound = bytes.len().saturating_mul(2).saturating_add(1 << 20);
     let mut reading = Reading { bytes, bound, read: 0, spaces: Spaces::new(bytes) };
     let mut encrypted = false;
     let mut tokens = 0usize;
-    // Object numbers and streams kept, bounded by the token limit.
+    let mut found = Vec::new();
+    let mut all = Vec::new();
+    // Integer objects, of which only those a length may refer to are kept.
+    let mut ints: Vec<(Range<usize>, u64)> = Vec::new();
+    // Object numbers, streams and integers kept, bounded by the token limit.
     let mut kept = 0usize;
     let mut pos = 0;
     while let Some(offset) = bytes.get(pos..).and_then(|b| b.iter().position(u8::is_ascii_digit)) {
@@ -375,7 +457,10 @@ fn object_headers(bytes: &[u8], ends: &[usize], bodies: &[usize]) -> Result<Head
         // Whatever the first token is (a string may be long), it is read and counted. The
         // object of a header the lexical pass did not read is read whole (an array too), its
         // tokens counted: lopdf parses it if an offset leads there.
-        let hidden = bodies.binary_search(&body).is_err();
+        let lexed_at = lexed.binary_search(&body);
+        let hidden = lexed_at.is_err();
+        lexer.skip_space();
+        let first = lexer.pos();
         let dict = match lexer.next_token() {
             Some(Token::DictOpen) => {
                 Some(value::read_entries(&mut lexer, true, KEYS, WHOLE, DICT_ITEMS)?)
@@ -392,14 +477,37 @@ fn object_headers(bytes: &[u8], ends: &[usize], bodies: &[usize]) -> Result<Head
             tokens = tokens.saturating_add(lexer.tokens());
             check_tokens(tokens)?;
         }
+        let object_tokens = match lexed_at {
+            Ok(i) => lexed_tokens.get(i).copied().unwrap_or(0),
+            Err(_) => lexer.tokens(),
+        };
+        all.push((run_start..run_end, object_tokens));
+        check_kept(all.len())?;
         // A cross-reference stream is its file's trailer too.
         encrypted |= dict.as_ref().is_some_and(|d| d.get(b"Encrypt").is_some());
+        let digits = run_start..run_end;
+        if dict.is_none()
+            && let Some(value) = copies::integer_at(bytes, first)
+        {
+            ints.push((digits, value));
+            kept += 1;
+            check_kept(kept)?;
+            continue;
+        }
         let Some(dict) = dict.filter(|_| is_stream) else { continue };
         let length_ref = match dict.get(b"Length") {
             Some(Value::Ref(n, _)) => u32::try_from(*n).ok(),
             _ => None,
         };
+        let length = match (dict.get(b"Length"), length_ref) {
+            (_, Some(n)) => Length::Ref(n),
+            (Some(Value::Int(n)), _) => Length::Direct(*n),
+            _ => Length::Other,
+        };
+        let data = copies::data_start(bytes, lexer.pos());
         let object_stream = is_type(&dict, b"ObjStm");
+        found.push(Body::new(bytes, digits.clone(), Kind::Stream { data, length, object_stream }));
+        kept += 1;
         // lopdf reads any stream where a cross-reference section should be as one.
         let xref = is_type(&dict, b"XRef") || dict.get(b"W").is_some();
         if length_ref.is_some() || object_stream {
@@ -412,21 +520,22 @@ fn object_headers(bytes: &[u8], ends: &[usize], bodies: &[usize]) -> Result<Head
             }
         }
         kept += usize::from(object_stream || xref);
-        if kept > limits::MAX_PDF_TOKENS {
-            return Err(Error::Limit(format!(
-                "the PDF has more than {} streams with indirect lengths, object streams and cross-reference streams",
-                limits::MAX_PDF_TOKENS
-            )));
-        }
+        check_kept(kept)?;
         let widths = if xref { xref_widths(&dict)? } else { None };
         if object_stream || xref {
             let (data, _) = stream_range(bytes, lexer.pos(), &dict, ends, true);
+            let first = match dict.get(b"First") {
+                Some(Value::Int(n)) => usize::try_from(*n).ok(),
+                _ => None,
+            };
             loader_streams.push(LoaderStream {
-                header: run_start..run_end,
+                body: found.len() - 1,
                 dict: to_dictionary(&dict),
+                first,
                 data,
                 object_stream,
                 widths,
+                numbering: if xref { Numbering::new(&dict) } else { None },
             });
         }
     }
@@ -442,7 +551,28 @@ fn object_headers(bytes: &[u8], ends: &[usize], bodies: &[usize]) -> Result<Head
         reading.done(&lexer, from)?;
     }
     let read = reading.read.saturating_add(reading.spaces.looked_at);
-    Ok(Headers { objects, loader_streams, tokens, encrypted, read })
+    // The integers a stream's length may refer to (by any last digits of their number) follow
+    // the streams.
+    let refs = copies::length_refs(&found);
+    for (digits, value) in ints {
+        let numbers = suffix_numbers(bytes.get(digits.clone()).unwrap_or_default());
+        if numbers.iter().any(|n| refs.contains(n)) {
+            found.push(Body::new(bytes, digits, Kind::Int(value)));
+        }
+    }
+    Ok(Headers { objects, loader_streams, tokens, encrypted, bodies: found, all, read })
+}
+
+/// Refuses more than [`limits::MAX_PDF_TOKENS`] object numbers, streams and integers kept by
+/// [`object_headers`].
+fn check_kept(kept: usize) -> Result<()> {
+    if kept > limits::MAX_PDF_TOKENS {
+        return Err(Error::Limit(format!(
+            "the PDF has more than {} streams, integer objects and object numbers of streams with indirect lengths",
+            limits::MAX_PDF_TOKENS
+        )));
+    }
+    Ok(())
 }
 
 /// Reads of dictionaries in [`object_headers`], all of them together bounded.
@@ -505,7 +635,7 @@ fn object_body(spaces: &mut Spaces<'_>, number_end: usize) -> Option<usize> {
 /// The object numbers lopdf may read from a run of digits, starting at any of them: the
 /// values of its final digits that fit in 32 bits (longer runs only add leading zeros or
 /// overflow).
-fn suffix_numbers(digits: &[u8]) -> Vec<u32> {
+pub(super) fn suffix_numbers(digits: &[u8]) -> Vec<u32> {
     let mut numbers = Vec::new();
     for k in 1..=digits.len().min(10) {
         let suffix = digits.get(digits.len() - k..).unwrap_or_default();
@@ -520,7 +650,7 @@ fn suffix_numbers(digits: &[u8]) -> Vec<u32> {
 }
 
 /// The first position at or after `from` whose byte does not satisfy `keep`.
-fn skip(bytes: &[u8], from: usize, keep: impl Fn(u8) -> bool) -> usize {
+pub(super) fn skip(bytes: &[u8], from: usize, keep: impl Fn(u8) -> bool) -> usize {
     let rest = bytes.get(from..).unwrap_or_default();
     from + rest.iter().take_while(|&&b| keep(b)).count()
 }
@@ -588,6 +718,40 @@ fn positions(data: &[u8], needle: &[u8]) -> Vec<usize> {
 fn decode_chain_ratio(dict: &Dictionary) -> usize {
     let chain = decode::filters(dict);
     chain.iter().fold(1usize, |acc, (name, _)| acc.saturating_mul(worst_ratio(name)))
+}
+
+/// The tokens and bytes lopdf reads for the objects of an object stream's `content` whose
+/// objects start at `first`: an object for every pair of its index (as lopdf reads it: UTF-8,
+/// numbers split on white space), from its offset past ASCII white space, however many pairs
+/// give one offset (lopdf keeps every object it parses until it has parsed them all: 200 pairs
+/// giving an array of 100,000 numbers made a 1.3 KB file take 2.3 GB). Stops once
+/// [`limits::MAX_PDF_TOKENS`] tokens or `bound` bytes are passed (the file is refused then).
+///
+/// # Errors
+/// [`Error::Limit`] for nesting past [`limits::MAX_DEPTH`].
+fn indexed_objects(content: &[u8], first: usize, bound: usize) -> Result<(usize, usize)> {
+    let Some(Ok(index)) = content.get(..first).map(std::str::from_utf8) else {
+        return Ok((0, 0));
+    };
+    let mut numbers = index.split_whitespace().map(|n| n.parse::<u32>().ok());
+    let (mut tokens, mut read) = (0usize, 0usize);
+    while let (Some(id), Some(offset)) = (numbers.next(), numbers.next()) {
+        let (Some(_), Some(offset)) = (id, offset) else { continue };
+        let Some(from) = first.checked_add(offset as usize).filter(|&at| at < content.len()) else {
+            continue;
+        };
+        let mut lexer = Lexer::new(content);
+        lexer.set_pos(skip(content, from, |b| b.is_ascii_whitespace()));
+        if let Some(token) = lexer.next_token() {
+            value::read_value(&mut lexer, token, 0)?;
+        }
+        tokens = tokens.saturating_add(lexer.tokens());
+        read = read.saturating_add(lexer.pos() - from);
+        if tokens > limits::MAX_PDF_TOKENS || read > bound {
+            break;
+        }
+    }
+    Ok((tokens, read))
 }
 
 /// Refuses nesting past [`limits::MAX_DEPTH`] anywhere in `data` (an object stream's
@@ -683,7 +847,7 @@ fn stream_range(
 }
 
 /// The first position of `needle` in `data` at or after `from`.
-fn find(data: &[u8], needle: &[u8], from: usize) -> Option<usize> {
+pub(super) fn find(data: &[u8], needle: &[u8], from: usize) -> Option<usize> {
     let hay = data.get(from..)?;
     let first = *needle.first()?;
     let mut offset = 0;
@@ -712,7 +876,7 @@ fn check_length_chains(objects: &HashMap<u32, ObjectInfo>) -> Result<()> {
     Ok(())
 }
 
-fn too_long_chain() -> Error {
+pub(super) fn too_long_chain() -> Error {
     Error::Limit(format!(
         "PDF stream lengths refer to stream lengths more than {MAX_LENGTH_CHAIN} levels deep"
     ))
@@ -806,7 +970,8 @@ mod tests {
     fn comments_are_skipped_once() {
         for body in ["1%".repeat(1 << 19), "%1\n".repeat(1 << 18), "1 % 2 0 %".repeat(1 << 17)] {
             let bytes = format!("%PDF-1.7\n{body}\n");
-            let headers = object_headers(bytes.as_bytes(), &[], &[]).expect("within the bound");
+            let headers =
+                object_headers(bytes.as_bytes(), &[], &[], &[]).expect("within the bound");
             assert!(headers.read <= 2 * bytes.len(), "{} for {}", headers.read, bytes.len());
         }
     }
@@ -817,10 +982,10 @@ mod tests {
     #[test]
     fn hidden_objects_are_counted() {
         let bytes = b"%PDF-1.7\n(1 0 obj [1 2 [3] << /A 4 >>] endobj)\n";
-        let headers = object_headers(bytes, &[], &[]).expect("reads");
+        let headers = object_headers(bytes, &[], &[], &[]).expect("reads");
         assert_eq!(headers.tokens, 11);
         let body = find(bytes, b"obj", 0).expect("a header") + 3;
-        let headers = object_headers(bytes, &[], &[body]).expect("reads");
+        let headers = object_headers(bytes, &[], &[body], &[1]).expect("reads");
         assert_eq!(headers.tokens, 0);
     }
 }

@@ -1254,3 +1254,249 @@ fn nesting_between_lopdf_and_the_limit_drops_the_object() {
     let err = nested(limits::MAX_DEPTH + 1).expect_err("refused");
     assert!(matches!(&err, Error::Limit(m) if m.contains("nested deeper than 512")), "{err}");
 }
+
+// Memory lopdf takes copying what its cross-reference entries lead to (review of the pre-scan).
+
+/// `bytes` with an update appended whose cross-reference section gives object `n` at `offset`
+/// for each `(n, offset)`, and whose trailer has the `extra` entries.
+fn with_entries(bytes: &[u8], entries: &[(usize, usize)], extra: &str) -> Vec<u8> {
+    let text = String::from_utf8_lossy(bytes).into_owned();
+    let number_after = |key: &str| -> usize {
+        let rest = text.rsplit(key).next().unwrap();
+        rest.split_whitespace().next().unwrap().parse().unwrap()
+    };
+    let (previous, root) = (number_after("startxref"), number_after("/Root "));
+    let mut updated = bytes.to_vec();
+    let section = updated.len();
+    updated.extend_from_slice(b"xref\n");
+    for (n, offset) in entries {
+        updated.extend_from_slice(format!("{n} 1\n{offset:010} 00000 n \n").as_bytes());
+    }
+    let size = entries.iter().map(|(n, _)| n + 1).max().unwrap_or(1);
+    updated.extend_from_slice(
+        format!(
+            "trailer\n<< /Size {size} /Root {root} 0 R /Prev {previous} {extra} >>\nstartxref\n{section}\n%%EOF\n"
+        )
+        .as_bytes(),
+    );
+    updated
+}
+
+/// The position of `needle` in `bytes`.
+fn position(bytes: &[u8], needle: &[u8]) -> usize {
+    bytes.windows(needle.len()).position(|w| w == needle).expect("there")
+}
+
+/// Defect 1: lopdf copies a stream's data for every entry leading to its header, and headers
+/// can be nested in each other's data: 300 stream headers nested in one stream of 140 KB, each
+/// running to its `endstream`, made lopdf hold 300 copies of it (40 MB for a file of 150 KB;
+/// a 535 KB file of 500 made it hold 256 MB). What lopdf copies is charged to the inflate
+/// budget for every entry leading to a stream: the file is refused. Two of them read.
+#[test]
+fn nested_stream_copies_are_charged() {
+    let header = |n: usize, length: usize| {
+        format!("{n:07} 0 obj << /Length {length:010} >>\nstream\n").into_bytes()
+    };
+    let width = header(0, 0).len();
+    let fill = 128 << 10;
+    for count in [2, 300] {
+        let mut nested = Vec::new();
+        for k in 0..count {
+            nested.extend_from_slice(&header(100 + k, (count - k - 1) * width + fill));
+        }
+        nested.resize(nested.len() + fill, b'x');
+        let mut pdf = Pdf::default();
+        pdf.stream("", &nested);
+        let bytes = pages_pdf(&mut pdf, &[b"BT /F1 12 Tf (Harbour) Tj ET"], "");
+        let entries: Vec<(usize, usize)> = (0..count)
+            .map(|k| (100 + k, position(&bytes, &header(100 + k, (count - k - 1) * width + fill))))
+            .collect();
+        match text_of(&with_entries(&bytes, &entries, "")) {
+            Ok(text) if count == 2 => assert_eq!(text.trim(), "Harbour"),
+            Err(Error::Limit(m)) if count == 300 && m.contains("inflate past") => {}
+            other => panic!("{count}: {other:?}"),
+        }
+    }
+}
+
+/// Defect 2: with an `/Encrypt` in the trailer, lopdf copies every entry's object raw before it
+/// authenticates (and whether it can or not), from the entry's offset to the first `endobj`
+/// after it, or to the end of the file: 300 headers followed by 128 KiB without `endobj` made
+/// it hold 300 copies of the rest (40 MB for a file of 140 KB; 150 MB for one of 511 KB). The
+/// copies are charged to the inflate budget: the file is refused. With two such headers lopdf
+/// copies little and reads nothing (the password fails).
+#[test]
+fn encrypted_raw_copies_are_charged() {
+    let header = |n: usize| format!("{n:07} 0 obj\n").into_bytes();
+    for count in [2, 300] {
+        let mut headers: Vec<u8> = (0..count).flat_map(|k| header(100 + k)).collect();
+        headers.resize(headers.len() + (128 << 10), b'x');
+        let mut pdf = Pdf::default();
+        pdf.stream("", &headers);
+        let bytes = pages_pdf(&mut pdf, &[b"BT /F1 12 Tf (Harbour) Tj ET"], "");
+        let entries: Vec<(usize, usize)> =
+            (0..count).map(|k| (100 + k, position(&bytes, &header(100 + k)))).collect();
+        match text_of(&with_entries(&bytes, &entries, "/Encrypt 999 0 R")) {
+            Err(Error::Pdf(_)) if count == 2 => {}
+            Err(Error::Limit(m)) if count == 300 && m.contains("inflate past") => {}
+            other => panic!("{count}: {other:?}"),
+        }
+    }
+}
+
+/// `bytes` with an update appended: a cross-reference stream whose entries store each of
+/// `numbers` in the object stream `container`.
+fn with_compressed(bytes: &[u8], numbers: &[usize], container: usize) -> Vec<u8> {
+    let text = String::from_utf8_lossy(bytes).into_owned();
+    let number_after = |key: &str| -> usize {
+        let rest = text.rsplit(key).next().unwrap();
+        rest.split_whitespace().next().unwrap().parse().unwrap()
+    };
+    let (previous, root) = (number_after("startxref"), number_after("/Root "));
+    let mut index = String::new();
+    let mut data = Vec::new();
+    for n in numbers {
+        index.push_str(&format!("{n} 1 "));
+        data.push(2);
+        data.extend_from_slice(&u32::try_from(container).unwrap().to_be_bytes());
+        data.extend_from_slice(&[0, 0]);
+    }
+    let size = numbers.iter().max().unwrap_or(&0) + 1;
+    let mut updated = bytes.to_vec();
+    let section = updated.len();
+    updated.extend_from_slice(
+        format!(
+            "99999 0 obj\n<< /Type /XRef /Size {size} /Index [{index}] /W [1 4 2] /Root {root} 0 R /Prev {previous} /Length {} >>\nstream\n",
+            data.len()
+        )
+        .as_bytes(),
+    );
+    updated.extend_from_slice(&data);
+    updated.extend_from_slice(
+        format!("\nendstream\nendobj\nstartxref\n{section}\n%%EOF\n").as_bytes(),
+    );
+    updated
+}
+
+/// Defect 3: a `/Length` referring to an object stored in an object stream makes lopdf load
+/// (copy and inflate) that whole object stream again for every stream it parses: 300 streams
+/// of 3 bytes whose lengths are stored in an object stream inflating to 256 KiB made it
+/// inflate 75 MB for a file of 17 KB (300 inflating 512 KiB, 150 MB). Each stream is charged
+/// the object stream it loads: the file is refused. Two such streams read.
+#[test]
+fn lengths_stored_in_object_streams_are_charged_each_time() {
+    for count in [2, 300] {
+        let mut pdf = Pdf::default();
+        let mut payload = b"9000 0 ".to_vec();
+        let first = payload.len();
+        payload.push(b'3');
+        payload.resize(256 << 10, b' ');
+        let packed = pdf.stream(
+            &format!("/Type /ObjStm /N 1 /First {first} /Filter /FlateDecode"),
+            &zlib(&payload),
+        );
+        for _ in 0..count {
+            pdf.obj("<< /Length 9000 0 R >>\nstream\nabc\nendstream");
+        }
+        let bytes = pages_pdf(&mut pdf, &[b"BT /F1 12 Tf (Harbour) Tj ET"], "");
+        match text_of(&with_compressed(&bytes, &[9000], packed)) {
+            Ok(text) if count == 2 => assert_eq!(text.trim(), "Harbour"),
+            Err(Error::Limit(m)) if count == 300 && m.contains("inflate past") => {}
+            other => panic!("{count}: {other:?}"),
+        }
+    }
+}
+
+/// Found with defect 3: an object stream's `/Length` stored in an object stream (in itself)
+/// made lopdf recurse without end (each load of an object stream starts afresh), and the
+/// stack overflow aborted the process; and lopdf inflates, without a bound, whatever stream a
+/// compressed entry names as its object stream (here a 32 KB deflate stream of 32 MiB, to
+/// resolve a length). Both are refused.
+#[test]
+fn object_streams_loaded_for_their_own_length_or_not_object_streams_are_refused() {
+    let mut pdf = Pdf::default();
+    let packed = pdf.obj("");
+    let payload = zlib(b"9000 0 7");
+    let mut body =
+        b"<< /Type /ObjStm /N 1 /First 7 /Filter /FlateDecode /Length 9000 0 R >>\nstream\n"
+            .to_vec();
+    body.extend_from_slice(&payload);
+    body.extend_from_slice(b"\nendstream");
+    pdf.set(packed, body);
+    let bytes = pages_pdf(&mut pdf, &[b"BT /F1 12 Tf (Harbour) Tj ET"], "");
+    let err = text_of(&with_compressed(&bytes, &[9000], packed)).expect_err("refused");
+    assert!(matches!(&err, Error::Limit(m) if m.contains("stream lengths refer")), "{err}");
+
+    let mut pdf = Pdf::default();
+    let bomb = pdf.stream("/Filter /FlateDecode", &zlib(&vec![b' '; 32 << 20]));
+    pdf.obj("<< /Length 9000 0 R >>\nstream\nabc\nendstream");
+    let bytes = pages_pdf(&mut pdf, &[b"BT /F1 12 Tf (Harbour) Tj ET"], "");
+    let err = text_of(&with_compressed(&bytes, &[9000], bomb)).expect_err("refused");
+    assert!(matches!(&err, Error::Limit(m) if m.contains("not an object stream")), "{err}");
+}
+
+/// Found with defect 2: from an entry's offset lopdf skips white space, comments and digits
+/// looking for a header, once per entry (and again when it parses an encrypted document's raw
+/// copies): 4,000 entries into 4 MB of spaces took it 10 s, with or without `/Encrypt`. The
+/// long runs scanned are charged for every entry: 400 entries into 512 KiB of spaces are
+/// refused; two read.
+#[test]
+fn entries_into_long_white_space_are_charged() {
+    for count in [2, 400] {
+        let mut pdf = Pdf::default();
+        pdf.obj(format!("<< /Pad ({}) >>", " ".repeat(512 << 10)));
+        let bytes = pages_pdf(&mut pdf, &[b"BT /F1 12 Tf (Harbour) Tj ET"], "");
+        let pad = position(&bytes, b"/Pad (") + 6;
+        let entries: Vec<(usize, usize)> = (0..count).map(|k| (100 + k, pad + k * 1000)).collect();
+        match text_of(&with_entries(&bytes, &entries, "")) {
+            Ok(text) if count == 2 => assert_eq!(text.trim(), "Harbour"),
+            Err(Error::Limit(m)) if count == 400 && m.contains("inflate past") => {}
+            other => panic!("{count}: {other:?}"),
+        }
+    }
+}
+
+/// Found with defect 1: lopdf keeps the object it parses at every entry until it has parsed
+/// them all (it collects them before it drops repeated numbers), whatever the object: 2,000
+/// entries leading to an array of 200,000 numbers in a 440 KB file made it take over 23 GB.
+/// An object's tokens are counted again for every entry past the first leading to it: 110
+/// entries leading to an array of 40,000 numbers pass the token limit; two read.
+#[test]
+fn objects_parsed_for_every_entry_are_counted() {
+    for count in [2, 110] {
+        let mut pdf = Pdf::default();
+        let array = pdf.obj(format!("[{}]", "0 ".repeat(40_000)));
+        let bytes = pages_pdf(&mut pdf, &[b"BT /F1 12 Tf (Harbour) Tj ET"], "");
+        let header = position(&bytes, format!("\n{array} 0 obj").as_bytes()) + 1;
+        let entries: Vec<(usize, usize)> = (0..count).map(|k| (100 + k, header)).collect();
+        match text_of(&with_entries(&bytes, &entries, "")) {
+            Ok(text) if count == 2 => assert_eq!(text.trim(), "Harbour"),
+            Err(Error::Limit(m)) if count == 110 && m.contains("tokens outside its streams") => {}
+            other => panic!("{count}: {other:?}"),
+        }
+    }
+}
+
+/// Found with defect 3: lopdf parses an object stream's object for every pair of its index,
+/// and keeps them all until it has parsed them all, however many pairs give one offset: 200
+/// pairs giving an array of 100,000 numbers made a 1.3 KB file take 2.3 GB. The tokens and
+/// bytes lopdf parses for the index count (the tokens against the token limit, the bytes past
+/// the data's own against the inflate budget): 110 pairs giving an array of 40,000 numbers
+/// are refused; two read.
+#[test]
+fn object_stream_pairs_giving_one_offset_are_counted() {
+    for count in [2, 110] {
+        let mut pdf = Pdf::default();
+        let index: String = (0..count).map(|k| format!("{} 0 ", 100 + k)).collect();
+        let mut payload = index.clone().into_bytes();
+        payload.extend_from_slice(format!("[{}]", "0 ".repeat(40_000)).as_bytes());
+        let dict = format!("/Type /ObjStm /N {count} /First {} /Filter /FlateDecode", index.len());
+        pdf.stream(&dict, &zlib(&payload));
+        let bytes = pages_pdf(&mut pdf, &[b"BT /F1 12 Tf (Harbour) Tj ET"], "");
+        match text_of(&bytes) {
+            Ok(text) if count == 2 => assert_eq!(text.trim(), "Harbour"),
+            Err(Error::Limit(m)) if count == 110 && m.contains("inflate past") => {}
+            other => panic!("{count}: {other:?}"),
+        }
+    }
+}
