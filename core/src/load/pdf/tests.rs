@@ -749,41 +749,37 @@ fn objects_hidden_inside_other_objects_are_checked() {
 
 #[test]
 fn every_entry_leading_to_an_object_stream_is_charged() {
-    // An object stream of one object, inflating to 512 KiB (within the budget once).
+    let (bytes, header) = object_stream_of_half_the_budget();
+    assert_eq!(text_of(&bytes).unwrap().trim(), "Harbour");
+    // An update whose cross-reference section sends lopdf to it 300 more times: from its
+    // header, and from the line break before it (lopdf skips white space and comments).
+    let entries: Vec<(usize, usize)> = (0..300).map(|i| (100 + i, header - i % 2)).collect();
+    let err = text_of(&with_entries(&bytes, &entries, "")).expect_err("refused");
+    assert!(matches!(&err, Error::Limit(m) if m.contains("inflate past")), "{err}");
+}
+
+/// A PDF reading "Harbour" with an object stream of one object inflating to 512 KiB (within
+/// the inflate budget once), and the offset of that stream's header.
+fn object_stream_of_half_the_budget() -> (Vec<u8>, usize) {
     let mut pdf = Pdf::default();
     let mut payload = b"1 0 ".to_vec();
     payload.extend_from_slice(b"<< /A 1 >>");
     payload.resize(512 << 10, b' ');
     let packed = pdf.stream("/Type /ObjStm /N 1 /First 4 /Filter /FlateDecode", &zlib(&payload));
     let bytes = pages_pdf(&mut pdf, &[b"BT /F1 12 Tf (Harbour) Tj ET"], "");
-    assert_eq!(text_of(&bytes).unwrap().trim(), "Harbour");
+    let header = position(&bytes, format!("\n{packed} 0 obj").as_bytes()) + 1;
+    (bytes, header)
+}
 
-    // An update whose cross-reference section sends lopdf to it 300 more times: from its
-    // header, and from the line break before it (lopdf skips white space and comments).
-    let at = |needle: &[u8]| bytes.windows(needle.len()).position(|w| w == needle).unwrap();
-    let header = at(format!("\n{packed} 0 obj").as_bytes()) + 1;
-    let previous = at(b"startxref\n") + 10;
-    let previous: usize = std::str::from_utf8(&bytes[previous..])
-        .unwrap()
-        .split_whitespace()
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap();
-    let mut updated = bytes.clone();
-    let section = updated.len();
-    updated.extend_from_slice(b"xref\n100 300\n");
-    for i in 0..300 {
-        updated.extend_from_slice(format!("{:010} 00000 n \n", header - i % 2).as_bytes());
-    }
-    let root = String::from_utf8_lossy(&bytes).rsplit("/Root ").next().unwrap().to_owned();
-    let root: usize = root.split_whitespace().next().unwrap().parse().unwrap();
-    updated.extend_from_slice(
-        format!("trailer\n<< /Size 400 /Root {root} 0 R /Prev {previous} >>\nstartxref\n{section}\n%%EOF\n")
-            .as_bytes(),
-    );
-    let err = text_of(&updated).expect_err("refused");
-    assert!(matches!(&err, Error::Limit(m) if m.contains("inflate past")), "{err}");
+/// The offset of the last cross-reference section of `bytes` and its root object's number,
+/// for an update appended to it.
+fn last_section(bytes: &[u8]) -> (usize, usize) {
+    let text = String::from_utf8_lossy(bytes);
+    let number_after = |key: &str| -> usize {
+        let rest = text.rsplit(key).next().unwrap();
+        rest.split_whitespace().next().unwrap().parse().unwrap()
+    };
+    (number_after("startxref"), number_after("/Root "))
 }
 
 // Hardening of fonts, the page tree and the text limit (review of the PDF loader).
@@ -1155,20 +1151,8 @@ fn decoding_is_charged_the_bytes_it_reads() {
 /// read as a cross-reference stream too: its widths are checked all the same.
 #[test]
 fn cross_reference_stream_entries_are_counted() {
-    // An object stream of one object, inflating to 512 KiB (within the budget once).
-    let mut pdf = Pdf::default();
-    let mut payload = b"1 0 ".to_vec();
-    payload.extend_from_slice(b"<< /A 1 >>");
-    payload.resize(512 << 10, b' ');
-    let packed = pdf.stream("/Type /ObjStm /N 1 /First 4 /Filter /FlateDecode", &zlib(&payload));
-    let bytes = pages_pdf(&mut pdf, &[b"BT /F1 12 Tf (Harbour) Tj ET"], "");
-    let text = String::from_utf8_lossy(&bytes).into_owned();
-    let header = text.find(&format!("\n{packed} 0 obj")).unwrap() + 1;
-    let number_after = |key: &str| -> usize {
-        let rest = text.rsplit(key).next().unwrap();
-        rest.split_whitespace().next().unwrap().parse().unwrap()
-    };
-    let (previous, root) = (number_after("startxref"), number_after("/Root "));
+    let (bytes, header) = object_stream_of_half_the_budget();
+    let (previous, root) = last_section(&bytes);
     let [_, hi, mid, lo] = u32::try_from(header).unwrap().to_be_bytes();
     for (widths, entry, count) in [
         ("[1 3 0]", vec![1, hi, mid, lo], 1),
@@ -1260,12 +1244,7 @@ fn nesting_between_lopdf_and_the_limit_drops_the_object() {
 /// `bytes` with an update appended whose cross-reference section gives object `n` at `offset`
 /// for each `(n, offset)`, and whose trailer has the `extra` entries.
 fn with_entries(bytes: &[u8], entries: &[(usize, usize)], extra: &str) -> Vec<u8> {
-    let text = String::from_utf8_lossy(bytes).into_owned();
-    let number_after = |key: &str| -> usize {
-        let rest = text.rsplit(key).next().unwrap();
-        rest.split_whitespace().next().unwrap().parse().unwrap()
-    };
-    let (previous, root) = (number_after("startxref"), number_after("/Root "));
+    let (previous, root) = last_section(bytes);
     let mut updated = bytes.to_vec();
     let section = updated.len();
     updated.extend_from_slice(b"xref\n");
@@ -1347,12 +1326,7 @@ fn encrypted_raw_copies_are_charged() {
 /// `bytes` with an update appended: a cross-reference stream whose entries store each of
 /// `numbers` in the object stream `container`.
 fn with_compressed(bytes: &[u8], numbers: &[usize], container: usize) -> Vec<u8> {
-    let text = String::from_utf8_lossy(bytes).into_owned();
-    let number_after = |key: &str| -> usize {
-        let rest = text.rsplit(key).next().unwrap();
-        rest.split_whitespace().next().unwrap().parse().unwrap()
-    };
-    let (previous, root) = (number_after("startxref"), number_after("/Root "));
+    let (previous, root) = last_section(bytes);
     let mut index = String::new();
     let mut data = Vec::new();
     for n in numbers {
