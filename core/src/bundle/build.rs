@@ -185,22 +185,6 @@ impl BundleBuilder {
         })
     }
 
-    /// A builder that sizes chunks in the tokens of `embedder`'s model (so `options.chunk`
-    /// counts tokens, as [`ChunkConfig::tokens`]) and embeds them with it. The model stays
-    /// shared: the same one can then embed queries.
-    ///
-    /// # Errors
-    /// [`Error::Config`] if an option is out of range.
-    #[cfg(feature = "embed")]
-    pub fn with_model(
-        options: BuildOptions,
-        embedder: std::rc::Rc<crate::embed::Embedder>,
-    ) -> Result<Self> {
-        let mut builder = Self::with_sizer(options, Box::new(embedder.token_sizer()))?;
-        builder.embed_with(Box::new(embedder));
-        Ok(builder)
-    }
-
     /// Embeds the chunks with `embedder`, so the bundle supports dense retrieval.
     pub fn embed_with(&mut self, embedder: Box<dyn Embed>) {
         self.embedder = Some(embedder);

@@ -284,6 +284,23 @@ impl Prepared {
     }
 }
 
+impl crate::BundleBuilder {
+    /// A builder that sizes chunks in the tokens of `embedder`'s model (so `options.chunk`
+    /// counts tokens, as [`crate::chunk::ChunkConfig::tokens`]) and embeds them with it. The
+    /// model stays shared: the same one can then embed queries.
+    ///
+    /// # Errors
+    /// [`Error::Config`] if an option is out of range.
+    pub fn with_model(
+        options: crate::BuildOptions,
+        embedder: std::rc::Rc<Embedder>,
+    ) -> Result<Self> {
+        let mut builder = Self::with_sizer(options, Box::new(embedder.token_sizer()))?;
+        builder.embed_with(Box::new(embedder));
+        Ok(builder)
+    }
+}
+
 impl crate::bundle::Embed for Embedder {
     fn spec(&self) -> crate::bundle::EmbeddingSpec {
         crate::bundle::EmbeddingSpec {
