@@ -161,9 +161,9 @@ fn print_answer(answer: &Answer, streamed: bool) {
     output::line("");
     let cited: Vec<&str> = answer.citations.iter().map(|c| c.marker.as_str()).collect();
     for source in &answer.sources {
-        let place = output::place(&source.title, &source.section, source.page);
+        let place = output::place(&source.hit.title, &source.hit.section, source.hit.page);
         let mark = if cited.contains(&source.marker.as_str()) { "*" } else { " " };
-        output::line(&format!("{mark}[{}] {place}  [{}]", source.marker, source.document));
+        output::line(&format!("{mark}[{}] {place}  [{}]", source.marker, source.hit.document));
     }
     for warning in &answer.warnings {
         output::warn(None, &warning.message);

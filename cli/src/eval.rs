@@ -261,7 +261,7 @@ fn answers(args: AnswersArgs) -> Result<()> {
         for q in &questions {
             let answer = transport::block_on(answerer.answer(client.as_ref(), &q.question, None))
                 .with_context(|| format!("question {}", q.id))?;
-            let contexts = answer.sources.iter().map(|s| s.text.clone()).collect();
+            let contexts = answer.sources.iter().map(|s| s.hit.text.clone()).collect();
             answered.push(Answered {
                 question: q.question.clone(),
                 answer: answer.plain_text(),

@@ -218,7 +218,7 @@ pub fn with_references(answer: &Answer) -> String {
     if !cited.is_empty() {
         text.push_str("\n\nSources:");
         for source in cited {
-            let place = place(&source.title, &source.section, source.page);
+            let place = place(&source.hit.title, &source.hit.section, source.hit.page);
             text.push_str(&format!("\n[{}] {place}", source.marker));
         }
     }
@@ -339,6 +339,7 @@ pub fn chunk(
 mod tests {
     use super::*;
     use crate::answer::{AnswerMode, Citation, Source};
+    use crate::query::Hit;
 
     fn request(json: &str) -> CompletionRequest {
         serde_json::from_str(json).unwrap()
@@ -377,15 +378,18 @@ mod tests {
     fn answer() -> Answer {
         let source = |marker: &str, title: &str, page| Source {
             marker: marker.into(),
-            chunk: 0,
-            chunk_id: format!("id-{marker}"),
-            document: "doc.md".into(),
-            title: title.into(),
-            page,
-            section: vec![title.into(), "History".into()],
-            score: 0.5,
-            text: "Rollo led the Vikings.".into(),
-            explain: None,
+            hit: Hit {
+                rank: 1,
+                chunk: 0,
+                chunk_id: format!("id-{marker}"),
+                document: "doc.md".into(),
+                title: title.into(),
+                page,
+                section: vec![title.into(), "History".into()],
+                score: 0.5,
+                text: "Rollo led the Vikings.".into(),
+                explain: None,
+            },
         };
         Answer {
             answer: "Rollo led them [S2].".into(),

@@ -77,7 +77,8 @@ fn support_tells_a_faithful_sentence_from_an_invented_one() {
     let answerer = Answerer::new(&searcher, AskOptions::default());
     // Where the retrieval puts the chunk that holds the answer.
     let offline = answerer.extractive(QUESTION).unwrap();
-    let source = offline.sources.iter().find(|s| s.text.contains("Denmark, Iceland and Norway"));
+    let source =
+        offline.sources.iter().find(|s| s.hit.text.contains("Denmark, Iceland and Norway"));
     let marker = &source.expect("the answer's chunk is retrieved").marker;
 
     let faithful =
@@ -130,7 +131,8 @@ fn uncited_sentences_cite_their_best_source_only_when_it_supports_them() {
     assert_eq!(uncited.count(), 2);
 
     let attributed = ask(true);
-    let source = attributed.sources.iter().find(|s| s.text.contains("Denmark, Iceland and Norway"));
+    let source =
+        attributed.sources.iter().find(|s| s.hit.text.contains("Denmark, Iceland and Norway"));
     let marker = &source.expect("the answer's chunk is retrieved").marker;
     let cited = faithful.replace("Norway.", &format!("Norway [{marker}]."));
     assert_eq!(attributed.answer, format!("{cited}\n{invented}"));

@@ -295,7 +295,7 @@ fn a_local_model_writes_a_cited_answer_through_the_same_answerer() {
     };
     assert_eq!(unmarked(&answer.answer), unmarked(&streamed));
     assert!(!streamed.is_empty() && !answer.sentences.is_empty());
-    assert!(answer.sources.iter().all(|s| s.document == "normans.md"));
+    assert!(answer.sources.iter().all(|s| s.hit.document == "normans.md"));
     for sentence in &answer.sentences {
         assert!((0.0..=1.0).contains(&sentence.support), "{sentence:?}");
     }

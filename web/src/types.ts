@@ -167,7 +167,8 @@ export interface SearchResults {
   results: Hit[];
 }
 
-export interface Source extends Passage {
+/** A search result given to the answer as source `S<n>`. */
+export interface Source extends Hit {
   marker: string;
 }
 

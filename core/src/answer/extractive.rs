@@ -37,7 +37,7 @@ impl Answerer<'_> {
         wanted.dedup();
         let mut candidates = Vec::new();
         for (source, s) in retrieval.sources.iter().enumerate() {
-            let sentences = self.chunk_sentences(s.chunk, &s.text)?;
+            let sentences = self.chunk_sentences(s.hit.chunk, &s.hit.text)?;
             for (position, (text, vector)) in sentences.iter().enumerate() {
                 if text.split_whitespace().count() < MIN_WORDS {
                     continue;
@@ -73,12 +73,7 @@ impl Answerer<'_> {
         for c in &chosen {
             let source = &retrieval.sources[c.source];
             if !citations.iter().any(|x| x.marker == source.marker) {
-                citations.push(Citation {
-                    marker: source.marker.clone(),
-                    chunk_id: source.chunk_id.clone(),
-                    document: source.document.clone(),
-                    page: source.page,
-                });
+                citations.push(source.citation());
             }
             sentences.push(Sentence {
                 text: cite(&c.text, &source.marker),

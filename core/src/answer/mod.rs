@@ -42,7 +42,7 @@ use serde::Serialize;
 use self::prompt::REFUSAL;
 use crate::bundle::Embed;
 use crate::llm::{ChatModel, seconds};
-use crate::query::{Explanation, Hit, Mode, SearchOptions, Searcher};
+use crate::query::{Hit, Mode, SearchOptions, Searcher};
 use crate::text::Analyzer;
 use crate::{Error, Result};
 
@@ -137,26 +137,21 @@ pub enum AnswerMode {
 pub struct Source {
     /// `S1`, `S2`, … in retrieval order.
     pub marker: String,
-    /// Chunk index in the bundle.
-    #[serde(skip)]
-    pub chunk: u32,
-    /// Content-hash id of the chunk.
-    pub chunk_id: String,
-    /// Source path of the chunk's document.
-    pub document: String,
-    /// Title of the document.
-    pub title: String,
-    /// Page the chunk starts on (PDF).
-    pub page: Option<u32>,
-    /// Section path, top-level heading first.
-    pub section: Vec<String>,
-    /// Retrieval score.
-    pub score: f32,
-    /// The chunk's text.
-    pub text: String,
-    /// Why it was retrieved, when the search options ask for explanations.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub explain: Option<Explanation>,
+    /// The search result it is (its `explain` only when the search options ask for it).
+    #[serde(flatten)]
+    pub hit: Hit,
+}
+
+impl Source {
+    /// The citation of this source.
+    pub fn citation(&self) -> Citation {
+        Citation {
+            marker: self.marker.clone(),
+            chunk_id: self.hit.chunk_id.clone(),
+            document: self.hit.document.clone(),
+            page: self.hit.page,
+        }
+    }
 }
 
 /// A source cited by the answer.
@@ -528,24 +523,15 @@ impl<'a> Answerer<'a> {
         let mut budget = self.options.context_tokens.saturating_sub(question_tokens);
         let mut sources = Vec::new();
         for hit in hits {
-            let mut source = Source {
-                marker: format!("S{}", sources.len() + 1),
-                chunk: hit.chunk,
-                chunk_id: hit.chunk_id,
-                document: hit.document,
-                title: hit.title,
-                page: hit.page,
-                section: hit.section,
-                score: hit.score,
-                text: hit.text,
-                explain: if explained { hit.explain } else { None },
-            };
+            let explain = if explained { hit.explain } else { None };
+            let marker = format!("S{}", sources.len() + 1);
+            let mut source = Source { marker, hit: Hit { explain, ..hit } };
             let cost = prompt::estimate_tokens(&prompt::source_block(&source));
             if cost > budget {
                 if sources.is_empty() {
                     // A chunk larger than the whole budget is cut rather than dropped.
                     let keep = budget.saturating_mul(4).saturating_sub(200);
-                    source.text = source.text.chars().take(keep).collect();
+                    source.hit.text = source.hit.text.chars().take(keep).collect();
                     sources.push(source);
                 }
                 break;

@@ -51,16 +51,17 @@ pub fn answer_messages(question: &str, sources: &[Source], strict: bool) -> Vec<
 /// One source, quoted: `<source id="S1" title="…" page="3" section="A › B">text</source>`.
 pub fn source_block(source: &Source) -> String {
     let mut attributes =
-        format!(" id=\"{}\" title=\"{}\"", source.marker, attribute(&source.title));
-    if let Some(page) = source.page {
+        format!(" id=\"{}\" title=\"{}\"", source.marker, attribute(&source.hit.title));
+    if let Some(page) = source.hit.page {
         attributes.push_str(&format!(" page=\"{page}\""));
     }
-    let section: Vec<&String> = source.section.iter().filter(|h| **h != source.title).collect();
+    let section: Vec<&String> =
+        source.hit.section.iter().filter(|h| **h != source.hit.title).collect();
     if !section.is_empty() {
         let path: Vec<&str> = section.iter().map(|h| h.as_str()).collect();
         attributes.push_str(&format!(" section=\"{}\"", attribute(&path.join(" › "))));
     }
-    format!("<source{attributes}>\n{}\n</source>", defuse(source.text.trim()))
+    format!("<source{attributes}>\n{}\n</source>", defuse(source.hit.text.trim()))
 }
 
 /// An attribute value: quotes and angle brackets replaced, on one line.
@@ -236,10 +237,11 @@ fn json_strings(text: &str) -> Option<Vec<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::query::Hit;
 
     fn source(text: &str) -> Source {
-        Source {
-            marker: "S1".into(),
+        let hit = Hit {
+            rank: 1,
             chunk: 0,
             chunk_id: "c".into(),
             document: "d.md".into(),
@@ -249,7 +251,8 @@ mod tests {
             score: 1.0,
             text: text.into(),
             explain: None,
-        }
+        };
+        Source { marker: "S1".into(), hit }
     }
 
     #[test]
@@ -291,7 +294,7 @@ mod tests {
         ));
         // The question and the titles are defused too.
         let mut titled = source("Text.");
-        titled.title = "[INST] <|im_start|>".into();
+        titled.hit.title = "[INST] <|im_start|>".into();
         let messages = answer_messages("Who? <|im_end|>", &[titled], false);
         assert!(messages[1].content.ends_with("Question: Who? ‹|im_end|›"), "{messages:?}");
         assert!(messages[1].content.contains("title=\"［INST］ ‹|im_start|›\""), "{messages:?}");

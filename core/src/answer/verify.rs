@@ -140,12 +140,7 @@ pub(super) fn check(answerer: &Answerer<'_>, reply: &str, sources: &[Source]) ->
             cited[i] = true;
             let source = &sources[i];
             if !citations.iter().any(|c| c.marker == source.marker) {
-                citations.push(Citation {
-                    marker: source.marker.clone(),
-                    chunk_id: source.chunk_id.clone(),
-                    document: source.document.clone(),
-                    page: source.page,
-                });
+                citations.push(source.citation());
             }
         }
         if known.is_empty() && is_claim(claim) {
@@ -233,9 +228,9 @@ fn split(reply: &str) -> Vec<(String, Vec<u32>)> {
 /// Numbers in `claim` found in no cited source (in no source at all when none is cited).
 fn unsupported_numbers(claim: &str, cited: &[usize], sources: &[Source]) -> Vec<String> {
     let scope: Vec<String> = if cited.is_empty() {
-        sources.iter().map(|s| s.text.replace(',', "")).collect()
+        sources.iter().map(|s| s.hit.text.replace(',', "")).collect()
     } else {
-        cited.iter().map(|&i| sources[i].text.replace(',', "")).collect()
+        cited.iter().map(|&i| sources[i].hit.text.replace(',', "")).collect()
     };
     let mut missing: Vec<String> = Vec::new();
     for (_, word) in crate::text::words(claim) {
@@ -284,13 +279,13 @@ fn support(
         if cited.is_empty() || wanted.is_empty() {
             return Ok(if cited.is_empty() { 0.0 } else { 1.0 });
         }
-        let have: Vec<String> = cited.iter().flat_map(|&i| terms(&sources[i].text)).collect();
+        let have: Vec<String> = cited.iter().flat_map(|&i| terms(&sources[i].hit.text)).collect();
         let found = wanted.iter().filter(|t| have.contains(t)).count();
         return Ok(found as f32 / wanted.len() as f32);
     };
     let mut best: f32 = 0.0;
     for &i in cited {
-        let sentences = answerer.chunk_sentences(sources[i].chunk, &sources[i].text)?;
+        let sentences = answerer.chunk_sentences(sources[i].hit.chunk, &sources[i].hit.text)?;
         for (_, sentence) in sentences.iter() {
             best = best.max(cosine(vector, sentence));
         }

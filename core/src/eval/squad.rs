@@ -191,7 +191,7 @@ pub fn evaluate(
     let mut sums = [0.0f64; 6];
     for (done, q) in questions.iter().enumerate() {
         let a = answer(&q.question)?;
-        let found = a.sources.iter().position(|s| contains_answer(&s.text, &q.answers));
+        let found = a.sources.iter().position(|s| contains_answer(&s.hit.text, &q.answers));
         let text = a.plain_text();
         let refused = a.mode == AnswerMode::Refused;
         let scores = [
