@@ -24,7 +24,7 @@ setup: ## Install what the build and tests need (idempotent)
 	scripts/setup.sh rust
 
 .PHONY: test
-test: setup lint test-native test-wasm test-browser test-worker test-fuzz eval-check ## Run every test layer
+test: setup lint test-native test-wasm test-web test-browser test-worker test-fuzz eval-check ## Run every test layer
 	@echo "make test: all layers passed"
 
 .PHONY: lint
@@ -127,12 +127,18 @@ test-fuzz: models ## Every fuzz target for 20 s on its saved corpus (regressions
 	$(CARGO) fmt --manifest-path fuzz/Cargo.toml -- --check
 	scripts/fuzz.sh --seconds 20 $(FUZZ_TARGETS)
 
-# ── The browser: the npm package (web/), the demo site (www/) and their tests in Chromium ──
+# ── The browser: the npm package (web/), the demo site (www/), their tests under Node and in Chromium ──
 
 .PHONY: web
 web: wasm-web ## The npm package @edgerag/web in web/dist, with the wasm module
 	scripts/setup.sh node
 	EDGERAG_WASM_WEB_PKG=$(WASM_WEB_PKG) npm run build --workspace web
+
+.PHONY: test-web
+test-web: ## The npm package's fetcher and connection under Node, without the wasm module: downloads, cache, SHA-256, errors, calls to the worker
+	scripts/setup.sh node
+	node_modules/.bin/tsc -p web/tests/tsconfig.json
+	node --test web/tests/
 
 .PHONY: www
 www: web ## The demo site in www/dist (serve it: edgerag serve BUNDLE --site www/dist)
