@@ -77,106 +77,174 @@ fn is_claim(claim: &str) -> bool {
 pub(super) fn check(answerer: &Answerer<'_>, reply: &str, sources: &[Source]) -> Result<Checked> {
     let mut sentences = split(reply);
     let mut warnings = Vec::new();
-    let mut cited = vec![false; sources.len()];
-    let mut per_sentence: Vec<(String, Vec<usize>)> = Vec::new();
-    for (n, (text, numbers)) in sentences.iter().enumerate() {
-        let mut known = Vec::new();
-        for &number in numbers {
-            match number.checked_sub(1).map(|i| i as usize).filter(|&i| i < sources.len()) {
-                Some(i) if !known.contains(&i) => known.push(i),
-                Some(_) => {}
-                None => warnings.push(Warning::new(
-                    WarningKind::UnknownSource,
-                    format!("sentence {} cites S{number}, which is not a source", n + 1),
-                )),
-            }
-        }
-        per_sentence.push((strip_markers(text), known));
-    }
-    let vectors = claim_vectors(answerer, &per_sentence)?;
-    let vector = |n: usize| vectors.as_ref().map(|v| v[n].as_slice());
-    let mut supports = per_sentence
-        .iter()
-        .enumerate()
-        .map(|(n, (claim, cited))| support(answerer, claim, vector(n), cited, sources))
-        .collect::<Result<Vec<f32>>>()?;
+    let mut claims = Claims::of(answerer, sources, &sentences, &mut warnings)?;
     let mut text = reply.to_owned();
     if answerer.options.attribute {
+        claims.attribute(&mut text, &mut sentences, &mut warnings)?;
+    }
+    let citations = claims.citations(&mut warnings);
+    let sentences = claims.sentences(sentences, &mut warnings);
+    claims.warn_unused(&mut warnings);
+    Ok(Checked { text, sentences, citations, warnings })
+}
+
+/// A reply's sentences as claims: each one's text without markers, the sources it cites and
+/// how well they support it.
+struct Claims<'a> {
+    answerer: &'a Answerer<'a>,
+    sources: &'a [Source],
+    /// Each sentence's text without markers, and the sources (indices) it cites.
+    cited: Vec<(String, Vec<usize>)>,
+    /// The claims' vectors, when a model is loaded.
+    vectors: Option<Vec<Vec<f32>>>,
+    /// Each claim's support by the sources it cites.
+    supports: Vec<f32>,
+}
+
+impl<'a> Claims<'a> {
+    /// The claims of `sentences`, a warning for each marker naming no source.
+    fn of(
+        answerer: &'a Answerer<'a>,
+        sources: &'a [Source],
+        sentences: &[(String, Vec<u32>)],
+        warnings: &mut Vec<Warning>,
+    ) -> Result<Self> {
+        let mut cited = Vec::with_capacity(sentences.len());
+        for (n, (text, numbers)) in sentences.iter().enumerate() {
+            let mut known = Vec::new();
+            for &number in numbers {
+                match number.checked_sub(1).map(|i| i as usize).filter(|&i| i < sources.len()) {
+                    Some(i) if !known.contains(&i) => known.push(i),
+                    Some(_) => {}
+                    None => warnings.push(Warning::new(
+                        WarningKind::UnknownSource,
+                        format!("sentence {} cites S{number}, which is not a source", n + 1),
+                    )),
+                }
+            }
+            cited.push((strip_markers(text), known));
+        }
+        let vectors = claim_vectors(answerer, &cited)?;
+        let mut claims = Self { answerer, sources, cited, vectors, supports: Vec::new() };
+        claims.supports = (0..claims.cited.len())
+            .map(|n| {
+                let (claim, known) = &claims.cited[n];
+                support(answerer, claim, claims.vector(n), known, sources)
+            })
+            .collect::<Result<_>>()?;
+        Ok(claims)
+    }
+
+    /// The vector of claim `n`, when a model is loaded.
+    fn vector(&self, n: usize) -> Option<&[f32]> {
+        self.vectors.as_ref().map(|v| v[n].as_slice())
+    }
+
+    /// Cites, in `text` and `sentences`, the best supporting source for each claim that cites
+    /// none, when it supports it well enough; a warning for each.
+    fn attribute(
+        &mut self,
+        text: &mut String,
+        sentences: &mut [(String, Vec<u32>)],
+        warnings: &mut Vec<Warning>,
+    ) -> Result<()> {
         let mut at = 0;
-        for (n, (claim, known)) in per_sentence.iter_mut().enumerate() {
-            let sentence = &mut sentences[n].0;
+        for (n, (sentence, _)) in sentences.iter_mut().enumerate() {
             // A sentence with markers merged into it (`split`) may not be found; it cites.
             let Some(start) = text[at..].find(sentence.as_str()).map(|i| at + i) else {
                 continue;
             };
             at = start + sentence.len();
+            let (claim, known) = &self.cited[n];
             if !known.is_empty() || !is_claim(claim) {
                 continue;
             }
-            let (best, source) = best_source(answerer, claim, vector(n), sources)?;
-            let Some(i) = source else { continue };
-            if best < answerer.options.min_support {
+            let (best, source) = best_source(self.answerer, claim, self.vector(n), self.sources)?;
+            let Some(i) = source.filter(|_| best >= self.answerer.options.min_support) else {
                 continue;
-            }
-            let marked = with_marker(sentence, &sources[i].marker);
+            };
+            let marker = &self.sources[i].marker;
+            let marked = with_marker(sentence, marker);
             text.replace_range(start..start + sentence.len(), &marked);
             at = start + marked.len();
             *sentence = marked;
-            known.push(i);
-            supports[n] = best;
+            self.cited[n].1.push(i);
+            self.supports[n] = best;
             warnings.push(Warning::new(
                 WarningKind::AttributedCitation,
                 format!(
-                    "sentence {} cited no source; {} supports it best ({best:.2}) and is cited for it",
+                    "sentence {} cited no source; {marker} supports it best ({best:.2}) and is cited for it",
                     n + 1,
-                    sources[i].marker
                 ),
             ));
         }
+        Ok(())
     }
-    let mut citations: Vec<Citation> = Vec::new();
-    for (n, (claim, known)) in per_sentence.iter().enumerate() {
-        for &i in known {
-            cited[i] = true;
-            let source = &sources[i];
-            if !citations.iter().any(|c| c.marker == source.marker) {
-                citations.push(source.citation());
+
+    /// The sources cited, in order of first citation; a warning for each claim citing none
+    /// and each number its sources lack.
+    fn citations(&self, warnings: &mut Vec<Warning>) -> Vec<Citation> {
+        let mut citations: Vec<Citation> = Vec::new();
+        for (n, (claim, known)) in self.cited.iter().enumerate() {
+            for &i in known {
+                let source = &self.sources[i];
+                if !citations.iter().any(|c| c.marker == source.marker) {
+                    citations.push(source.citation());
+                }
+            }
+            if known.is_empty() && is_claim(claim) {
+                warnings.push(Warning::new(
+                    WarningKind::UncitedSentence,
+                    format!("sentence {} cites no source: {claim:?}", n + 1),
+                ));
+            }
+            for number in unsupported_numbers(claim, known, self.sources) {
+                warnings.push(Warning::new(
+                    WarningKind::UnsupportedNumber,
+                    format!("sentence {}: {number} appears in none of its sources", n + 1),
+                ));
             }
         }
-        if known.is_empty() && is_claim(claim) {
+        citations
+    }
+
+    /// A warning naming the sources no claim cites, if any.
+    fn warn_unused(&self, warnings: &mut Vec<Warning>) {
+        let unused: Vec<&str> = (0..self.sources.len())
+            .filter(|i| !self.cited.iter().any(|(_, known)| known.contains(i)))
+            .map(|i| self.sources[i].marker.as_str())
+            .collect();
+        if !unused.is_empty() {
             warnings.push(Warning::new(
-                WarningKind::UncitedSentence,
-                format!("sentence {} cites no source: {claim:?}", n + 1),
-            ));
-        }
-        for number in unsupported_numbers(claim, known, sources) {
-            warnings.push(Warning::new(
-                WarningKind::UnsupportedNumber,
-                format!("sentence {}: {number} appears in none of its sources", n + 1),
+                WarningKind::UnusedSources,
+                format!("not cited: {}", unused.join(", ")),
             ));
         }
     }
-    let mut out = Vec::new();
-    for (n, ((text, _), support)) in sentences.iter().zip(supports).enumerate() {
-        let cites: Vec<String> =
-            per_sentence[n].1.iter().map(|&i| sources[i].marker.clone()).collect();
-        if !cites.is_empty() && support < answerer.options.min_support {
-            warnings.push(Warning::new(
-                WarningKind::LowSupport,
-                format!("sentence {} is weakly supported by its sources ({support:.2})", n + 1),
-            ));
+
+    /// The answer's sentences as written, with what each cites and its support; a warning
+    /// for each weakly supported one.
+    fn sentences(
+        &self,
+        sentences: Vec<(String, Vec<u32>)>,
+        warnings: &mut Vec<Warning>,
+    ) -> Vec<Sentence> {
+        let min_support = self.answerer.options.min_support;
+        let checked = sentences.into_iter().zip(&self.cited).zip(self.supports.iter().copied());
+        let mut out = Vec::new();
+        for (n, (((text, _), (_, known)), support)) in checked.enumerate() {
+            let cites: Vec<String> =
+                known.iter().map(|&i| self.sources[i].marker.clone()).collect();
+            if !cites.is_empty() && support < min_support {
+                warnings.push(Warning::new(
+                    WarningKind::LowSupport,
+                    format!("sentence {} is weakly supported by its sources ({support:.2})", n + 1),
+                ));
+            }
+            out.push(Sentence { text, cites, support });
         }
-        out.push(Sentence { text: text.clone(), cites, support });
+        out
     }
-    let unused: Vec<&str> =
-        sources.iter().zip(&cited).filter(|(_, c)| !**c).map(|(s, _)| s.marker.as_str()).collect();
-    if !unused.is_empty() {
-        warnings.push(Warning::new(
-            WarningKind::UnusedSources,
-            format!("not cited: {}", unused.join(", ")),
-        ));
-    }
-    Ok(Checked { text, sentences: out, citations, warnings })
 }
 
 /// `sentence` citing `marker`, the marker placed before its closing punctuation and the quotes
