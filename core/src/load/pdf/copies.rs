@@ -239,8 +239,6 @@ pub(super) struct Entries<'a> {
     containers: HashMap<u32, Vec<u32>>,
     /// Numbers given more than [`MAX_CONTAINERS`] containers: any of [`Entries::all`].
     many: HashSet<u32>,
-    /// Containers of compressed entries whose number is not known here (past a `/Index` cut).
-    wild: HashSet<u32>,
     /// Every container of a compressed entry that a stream may be read as.
     all: HashSet<u32>,
 }
@@ -306,46 +304,42 @@ impl<'a> Entries<'a> {
             stream_numbers,
             containers: HashMap::new(),
             many: HashSet::new(),
-            wild: HashSet::new(),
             all: HashSet::new(),
         })
     }
 
-    /// Records a compressed entry (of a cross-reference stream) giving object `number` (`None`:
-    /// not known here) the object stream `container`. Only what matters is kept: containers a
-    /// stream may be read as, and numbers a length refers to.
-    pub(super) fn compressed(&mut self, number: Option<u32>, container: u32) {
+    /// Records a compressed entry (of a cross-reference stream) giving object `number` the
+    /// object stream `container`. Only what matters is kept: containers a stream may be read
+    /// as, and numbers a length refers to.
+    pub(super) fn compressed(&mut self, number: u32, container: u32) {
         if !self.stream_numbers.contains(&container) {
             return; // lopdf finds no stream to inflate.
         }
         self.all.insert(container);
-        match number {
-            None => {
-                self.wild.insert(container);
-            }
-            Some(n) if self.refs.contains(&n) => {
-                let list = self.containers.entry(n).or_default();
-                if list.contains(&container) {
-                } else if list.len() < MAX_CONTAINERS {
-                    list.push(container);
-                } else {
-                    self.many.insert(n);
-                }
-            }
-            Some(_) => {}
+        if !self.refs.contains(&number) {
+            return;
+        }
+        let list = self.containers.entry(number).or_default();
+        if list.contains(&container) {
+            return;
+        }
+        if list.len() < MAX_CONTAINERS {
+            list.push(container);
+        } else {
+            self.many.insert(number);
         }
     }
 
     /// Whether lopdf may resolve a reference to `n` from an object stream.
     fn may_be_compressed(&self, n: u32) -> bool {
-        !self.wild.is_empty() || self.containers.contains_key(&n)
+        self.containers.contains_key(&n)
     }
 
     /// The containers lopdf may inflate to resolve a reference to `n`: those given it, and
-    /// whether any of [`Entries::wild`] or of [`Entries::all`] may be one.
-    fn containers_of(&self, n: u32) -> (&[u32], bool, bool) {
+    /// whether any of [`Entries::all`] may be one.
+    fn containers_of(&self, n: u32) -> (&[u32], bool) {
         let given = self.containers.get(&n).map_or(&[][..], Vec::as_slice);
-        (given, !self.wild.is_empty(), self.many.contains(&n))
+        (given, self.many.contains(&n))
     }
 
     /// Counts an in-use entry at `offset` (from lopdf's start of the file).
@@ -620,7 +614,7 @@ pub(super) fn charge(
         parsed: vec![None; bodies.len()],
         resolved: HashMap::new(),
         inflations: HashMap::new(),
-        most: [None; 2],
+        most: None,
     };
     let mut total = 0usize;
     for i in 0..bodies.len() {
@@ -645,8 +639,8 @@ struct Reckoner<'a> {
     parsed: Vec<Option<usize>>,
     resolved: HashMap<u32, usize>,
     inflations: HashMap<u32, usize>,
-    /// The most of the wild containers, and of all of them, once reckoned.
-    most: [Option<usize>; 2],
+    /// The most of all the containers, once reckoned.
+    most: Option<usize>,
 }
 
 impl Reckoner<'_> {
@@ -683,38 +677,29 @@ impl Reckoner<'_> {
             let target = self.targets[&n][k];
             cost = cost.max(self.parse(target, depth)?);
         }
-        let (given, wild, all) = self.entries.containers_of(n);
+        let (given, all) = self.entries.containers_of(n);
         for &container in given {
             cost = cost.max(self.inflate(container, depth)?);
         }
-        // The most of a set of containers is reckoned once, whatever the numbers that may
-        // use it.
-        let entries = self.entries;
-        if wild {
-            cost = cost.max(self.inflate_most(&entries.wild, 0, depth)?);
-        }
         if all {
-            cost = cost.max(self.inflate_most(&entries.all, 1, depth)?);
+            cost = cost.max(self.inflate_most(depth)?);
         }
         self.resolved.insert(n, cost);
         Ok(cost)
     }
 
-    /// The most of [`Reckoner::inflate`] over `containers`, reckoned once (as set `which`).
-    fn inflate_most(
-        &mut self,
-        containers: &HashSet<u32>,
-        which: usize,
-        depth: usize,
-    ) -> Result<usize> {
-        if let Some(cost) = self.most[which] {
+    /// The most of [`Reckoner::inflate`] over all the containers, reckoned once, whatever
+    /// the numbers that may use it.
+    fn inflate_most(&mut self, depth: usize) -> Result<usize> {
+        if let Some(cost) = self.most {
             return Ok(cost);
         }
         let mut cost = 0usize;
-        for &container in containers {
+        let entries = self.entries;
+        for &container in &entries.all {
             cost = cost.max(self.inflate(container, depth)?);
         }
-        self.most[which] = Some(cost);
+        self.most = Some(cost);
         Ok(cost)
     }
 

@@ -148,25 +148,25 @@ struct LoaderStream {
 /// The object numbers lopdf gives a cross-reference stream's entries, in order: those of its
 /// `/Index` pairs (first number, count), or of `[0 /Size]` when it has no `/Index` of
 /// integers; none without a `/Size` (lopdf fails to read the stream). An `/Index` longer than
-/// [`DICT_ITEMS`] items is not read: its entries' numbers are not known here.
+/// [`DICT_ITEMS`] items is read again, whole ([`index_numbering`]).
 #[derive(Clone)]
 struct Numbering {
     pairs: Vec<(i64, i64)>,
     /// The next pair, and the next number in it.
     next: (usize, i64),
-    known: bool,
 }
 
 impl Numbering {
-    fn new(dict: &Value) -> Option<Self> {
+    /// The numbering of a cross-reference stream's dictionary, read with its `/Index` of at
+    /// most `max` items: `Ok(Err(()))` when the `/Index` holds `max` items or more (it may
+    /// have been cut).
+    fn new(dict: &Value, max: usize) -> std::result::Result<Option<Self>, ()> {
         let ints = |items: &[Value]| -> Option<Vec<i64>> {
             items.iter().map(|v| if let Value::Int(i) = v { Some(*i) } else { None }).collect()
         };
-        let Some(Value::Int(size)) = dict.get(b"Size") else { return None };
+        let Some(Value::Int(size)) = dict.get(b"Size") else { return Ok(None) };
         let index = match dict.get(b"Index") {
-            Some(Value::Array(items)) if items.len() >= DICT_ITEMS => {
-                return Some(Self { pairs: Vec::new(), next: (0, 0), known: false });
-            }
+            Some(Value::Array(items)) if items.len() >= max => return Err(()),
             Some(Value::Array(items)) => ints(items),
             _ => None,
         };
@@ -174,27 +174,59 @@ impl Numbering {
             Some(index) => index.chunks_exact(2).map(|p| (p[0], p[1])).collect(),
             None => vec![(0, *size)],
         };
-        Some(Self { pairs, next: (0, 0), known: true })
+        Ok(Some(Self { pairs, next: (0, 0) }))
     }
 
-    /// The number of the next entry: `Some(None)` when it is not known here, `None` when
-    /// lopdf reads no more entries.
-    fn next(&mut self) -> Option<Option<u32>> {
-        if !self.known {
-            return Some(None);
-        }
+    /// The number of the next entry; `None` when lopdf reads no more entries.
+    fn next(&mut self) -> Option<u32> {
         let (pair, j) = &mut self.next;
         while let Some(&(start, count)) = self.pairs.get(*pair) {
             if *j < count {
                 let number = start.wrapping_add(*j) as u32;
                 *j += 1;
-                return Some(Some(number));
+                return Some(number);
             }
             *pair += 1;
             *j = 0;
         }
         None
     }
+}
+
+/// The numbering of the cross-reference stream whose dictionary `dict` (read with at most
+/// [`DICT_ITEMS`] items) starts at `from`: when its `/Index` was cut, the dictionary is read
+/// again for its `/Index` alone, whole, so that every compressed entry's number is known (a
+/// writer of many small updates may give thousands of pairs; lopdf reads them all).
+///
+/// # Errors
+/// [`Error::Limit`] for an `/Index` of more than [`limits::MAX_PDF_TOKENS`] items (the
+/// lexical pass refuses as many tokens anyway), or reading past the bound of `reading`.
+fn index_numbering(
+    reading: &mut Reading<'_>,
+    dict: &Value,
+    from: usize,
+) -> Result<Option<Numbering>> {
+    if let Ok(numbering) = Numbering::new(dict, DICT_ITEMS) {
+        return Ok(numbering);
+    }
+    let mut lexer = reading.lexer(from)?;
+    let whole = match lexer.next_token() {
+        Some(Token::DictOpen) => value::read_entries(
+            &mut lexer,
+            true,
+            &[b"Index", b"Size"],
+            &[],
+            limits::MAX_PDF_TOKENS,
+        )?,
+        _ => Value::Dict(Vec::new()),
+    };
+    reading.done(&lexer, from)?;
+    Numbering::new(&whole, limits::MAX_PDF_TOKENS).map_err(|()| {
+        Error::Limit(format!(
+            "a PDF cross-reference stream's /Index holds more than {} items",
+            limits::MAX_PDF_TOKENS
+        ))
+    })
 }
 
 /// Checks `bytes` as described in the module docs, charging the inflated size of the
@@ -522,6 +554,7 @@ fn object_headers(
         kept += usize::from(object_stream || xref);
         check_kept(kept)?;
         let widths = if xref { xref_widths(&dict)? } else { None };
+        let numbering = if xref { index_numbering(&mut reading, &dict, first)? } else { None };
         if object_stream || xref {
             let (data, _) = stream_range(bytes, lexer.pos(), &dict, ends, true);
             let first = match dict.get(b"First") {
@@ -535,7 +568,7 @@ fn object_headers(
                 data,
                 object_stream,
                 widths,
-                numbering: if xref { Numbering::new(&dict) } else { None },
+                numbering,
             });
         }
     }

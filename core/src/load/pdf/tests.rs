@@ -1326,16 +1326,28 @@ fn encrypted_raw_copies_are_charged() {
 /// `bytes` with an update appended: a cross-reference stream whose entries store each of
 /// `numbers` in the object stream `container`.
 fn with_compressed(bytes: &[u8], numbers: &[usize], container: usize) -> Vec<u8> {
+    let pairs: Vec<(usize, usize)> = numbers.iter().map(|&n| (n, container)).collect();
+    with_compressed_pairs(bytes, &pairs, 0)
+}
+
+/// `bytes` with an update appended: a cross-reference stream whose entries store each number
+/// of `pairs` in its object stream, followed by `free` free entries, each in a pair of its
+/// `/Index` (numbers from 200,000).
+fn with_compressed_pairs(bytes: &[u8], pairs: &[(usize, usize)], free: usize) -> Vec<u8> {
     let (previous, root) = last_section(bytes);
     let mut index = String::new();
     let mut data = Vec::new();
-    for n in numbers {
+    for &(n, container) in pairs {
         index.push_str(&format!("{n} 1 "));
         data.push(2);
         data.extend_from_slice(&u32::try_from(container).unwrap().to_be_bytes());
         data.extend_from_slice(&[0, 0]);
     }
-    let size = numbers.iter().max().unwrap_or(&0) + 1;
+    for k in 0..free {
+        index.push_str(&format!("{} 1 ", 200_000 + 2 * k));
+        data.extend_from_slice(&[0; 7]);
+    }
+    let size = 200_000 + 2 * free + pairs.iter().map(|p| p.0).max().unwrap_or(0) + 1;
     let mut updated = bytes.to_vec();
     let section = updated.len();
     updated.extend_from_slice(
@@ -1472,5 +1484,32 @@ fn object_stream_pairs_giving_one_offset_are_counted() {
             Err(Error::Limit(m)) if count == 110 && m.contains("inflate past") => {}
             other => panic!("{count}: {other:?}"),
         }
+    }
+}
+
+/// Found in review: a cross-reference stream's `/Index` of 4,096 items or more was cut, its
+/// compressed entries' numbers taken for unknown, and any of them for the length of the
+/// object stream holding one: a legitimate update section of 2,100 pairs was refused as a
+/// cycle of lengths. The `/Index` is read whole: the file reads, as it does with one pair.
+#[test]
+fn long_cross_reference_indexes_are_read_whole() {
+    let mut pdf = Pdf::default();
+    let length = pdf.obj("0");
+    let mut payload = b"700 0 ".to_vec();
+    let first = payload.len();
+    payload.extend_from_slice(b"(hello)");
+    let packed_data = zlib(&payload);
+    pdf.set(length, packed_data.len().to_string());
+    let mut body = format!(
+        "<< /Type /ObjStm /N 1 /First {first} /Filter /FlateDecode /Length {length} 0 R >>\nstream\n"
+    )
+    .into_bytes();
+    body.extend_from_slice(&packed_data);
+    body.extend_from_slice(b"\nendstream");
+    let packed = pdf.obj(body);
+    let bytes = pages_pdf(&mut pdf, &[b"BT /F1 12 Tf (Harbour) Tj ET"], "");
+    for free in [0, 2100] {
+        let text = text_of(&with_compressed_pairs(&bytes, &[(700, packed)], free));
+        assert_eq!(text.expect("reads").trim(), "Harbour", "{free} free entries");
     }
 }
