@@ -30,7 +30,8 @@
 //! end (an object stream whose own length is stored in an object stream: each load starts
 //! afresh, and the stack overflowed) the file is refused, as it is when a container is a
 //! stream other than an object stream (which lopdf would inflate without a bound; real files
-//! never do it).
+//! never do it), and when a number named as a container has a compressed entry too (lopdf
+//! would load the container's own container, without a bound: see [`Nesting`]).
 //!
 //! When the trailer has an `/Encrypt`, lopdf first copies every entry's object raw, before it
 //! authenticates ([`RawObjects`]): when the file may be taken for encrypted, each entry is
@@ -241,6 +242,45 @@ pub(super) struct Entries<'a> {
     many: HashSet<u32>,
     /// Every container of a compressed entry that a stream may be read as.
     all: HashSet<u32>,
+    /// The numbers of compressed entries and of their containers, checked against each other.
+    nesting: Nesting,
+}
+
+/// The object numbers compressed entries give, and those they name as object streams: a
+/// number in both is refused. The PDF specification forbids storing a stream in an object
+/// stream; lopdf, loading an object stream to resolve a length, loads the container's own
+/// container when its entry is compressed too, without a bound: through a cycle (an object
+/// stream stored in itself) it recursed until the stack overflowed and the process aborted,
+/// and through a chain it loaded, uncharged, another object stream for every length.
+#[derive(Default)]
+struct Nesting {
+    numbers: HashSet<u32>,
+    containers: HashSet<u32>,
+}
+
+impl Nesting {
+    /// Records a compressed entry giving `number` the container `container`.
+    fn check(&mut self, number: u32, container: u32) -> Result<()> {
+        let nested = if self.containers.contains(&number) || number == container {
+            Some(number)
+        } else {
+            self.numbers.contains(&container).then_some(container)
+        };
+        if let Some(stored) = nested {
+            return Err(crate::Error::Pdf(format!(
+                "object {stored} is stored in an object stream and is the object stream of another object (objects stored in object streams nest)"
+            )));
+        }
+        self.numbers.insert(number);
+        self.containers.insert(container);
+        if self.numbers.len().max(self.containers.len()) > crate::limits::MAX_PDF_TOKENS {
+            return Err(crate::Error::Limit(format!(
+                "the PDF stores more than {} objects in object streams",
+                crate::limits::MAX_PDF_TOKENS
+            )));
+        }
+        Ok(())
+    }
 }
 
 /// Most containers kept for one number (real files give one).
@@ -305,29 +345,37 @@ impl<'a> Entries<'a> {
             containers: HashMap::new(),
             many: HashSet::new(),
             all: HashSet::new(),
+            nesting: Nesting::default(),
         })
     }
 
     /// Records a compressed entry (of a cross-reference stream) giving object `number` the
     /// object stream `container`. Only what matters is kept: containers a stream may be read
     /// as, and numbers a length refers to.
-    pub(super) fn compressed(&mut self, number: u32, container: u32) {
+    ///
+    /// # Errors
+    /// [`crate::Error::Pdf`] when a number named as an object stream also has a compressed
+    /// entry (see [`Nesting`]); [`crate::Error::Limit`] past [`crate::limits::MAX_PDF_TOKENS`]
+    /// of either.
+    pub(super) fn compressed(&mut self, number: u32, container: u32) -> Result<()> {
+        self.nesting.check(number, container)?;
         if !self.stream_numbers.contains(&container) {
-            return; // lopdf finds no stream to inflate.
+            return Ok(()); // lopdf finds no stream to inflate.
         }
         self.all.insert(container);
         if !self.refs.contains(&number) {
-            return;
+            return Ok(());
         }
         let list = self.containers.entry(number).or_default();
         if list.contains(&container) {
-            return;
+            return Ok(());
         }
         if list.len() < MAX_CONTAINERS {
             list.push(container);
         } else {
             self.many.insert(number);
         }
+        Ok(())
     }
 
     /// Whether lopdf may resolve a reference to `n` from an object stream.

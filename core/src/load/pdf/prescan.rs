@@ -335,7 +335,8 @@ pub(super) fn prescan(bytes: &[u8], budget: &mut Budget) -> Result<()> {
                 }
                 Decoded::Bytes(data) => {
                     if let Some(widths) = stream.widths {
-                        count_stream_entries(widths, stream.numbering.clone(), &data, &mut entries);
+                        let numbering = stream.numbering.clone();
+                        count_stream_entries(widths, numbering, &data, &mut entries)?;
                     }
                     0
                 }
@@ -409,12 +410,16 @@ fn number(digits: &[u8]) -> Option<usize> {
 /// (whatever `/Index` says: more entries only cost a little budget), a field of `n` bytes as
 /// the 32-bit number of its last four, an entry of a type other than 0, 1 or 2 being its
 /// type field alone, and every entry of type 1 when the type has no field.
+///
+/// # Errors
+/// [`Error::Pdf`] for an object stream stored in an object stream (see
+/// [`Entries::compressed`]).
 fn count_stream_entries(
     widths: [usize; 3],
     mut numbering: Option<Numbering>,
     data: &[u8],
     entries: &mut Entries<'_>,
-) {
+) -> Result<()> {
     let [kind, offset, generation] = widths;
     let mut pos = 0usize;
     let mut field = |width: usize| {
@@ -433,12 +438,13 @@ fn count_stream_entries(
         } else if entry_type == 2
             && let Some(number) = number
         {
-            entries.compressed(number, value);
+            entries.compressed(number, value)?;
         }
         if kind + offset + generation == 0 {
             break;
         }
     }
+    Ok(())
 }
 
 /// Every `n g obj` header in the file, wherever it is: lopdf parses an object at each offset

@@ -1513,3 +1513,36 @@ fn long_cross_reference_indexes_are_read_whole() {
         assert_eq!(text.expect("reads").trim(), "Harbour", "{free} free entries");
     }
 }
+
+/// Found in review: lopdf, loading an object stream to resolve a `/Length`, loads the object
+/// stream's own container when its entry is compressed too. Through a cycle (88888 stored in
+/// itself) it recursed until the stack overflowed and aborted the process; through a chain
+/// (88888 stored in a real object stream) it loaded that object stream, uncharged, for every
+/// such length (2,000 streams of 8 MiB object streams, 16 GB). The PDF specification forbids
+/// storing a stream in an object stream: a number named as an object stream that has a
+/// compressed entry too makes the file unreadable, before lopdf runs.
+#[test]
+fn object_streams_stored_in_object_streams_are_refused() {
+    let mut pdf = Pdf::default();
+    let mut payload = b"88888 0 ".to_vec();
+    let first = payload.len();
+    payload.push(b'3');
+    let packed = pdf.stream(
+        &format!("/Type /ObjStm /N 1 /First {first} /Filter /FlateDecode"),
+        &zlib(&payload),
+    );
+    pdf.obj("<< /Length 9000 0 R >>\nstream\nabc\nendstream");
+    let bytes = pages_pdf(&mut pdf, &[b"BT /F1 12 Tf (Harbour) Tj ET"], "");
+    for (pairs, nested) in [
+        (vec![(9000, 88888), (88888, 88888)], 88888),
+        (vec![(88888, 88888), (9000, 88888)], 88888),
+        (vec![(9000, 88888), (88888, packed)], 88888),
+        (vec![(88888, packed), (9000, 88888)], 88888),
+    ] {
+        let err = text_of(&with_compressed_pairs(&bytes, &pairs, 0)).expect_err("refused");
+        let expected = format!("object {nested} is stored in an object stream");
+        assert!(matches!(&err, Error::Pdf(m) if m.contains(&expected)), "{pairs:?}: {err}");
+    }
+    let text = text_of(&with_compressed_pairs(&bytes, &[(9000, packed)], 0));
+    assert_eq!(text.expect("reads").trim(), "Harbour");
+}
