@@ -45,7 +45,8 @@
 //! lopdf keeps the object it parses at every entry until it has parsed them all, however many
 //! entries lead to one header: the tokens of each object (as the lexical pass counted them,
 //! to its `endobj`, or as they were read) are counted again for every entry past the first
-//! leading to it. So are an object stream's objects, once for every pair of its index (lopdf
+//! leading to it, and the bytes they span (stream data left out: a long string is copied, and
+//! white space scanned, each time) are charged to the budget as often. So are an object stream's objects, once for every pair of its index (lopdf
 //! parses the object at the offset of each pair, however many give one offset), and the
 //! bytes they take past the stream's own are charged to the budget.
 //!
@@ -64,7 +65,7 @@ use std::ops::Range;
 
 use pdf_extract::{Dictionary, Object};
 
-use super::copies::{self, Body, Entries, Kind, Length, Stored};
+use super::copies::{self, Body, Entries, Kind, Length, Parsed, Stored};
 use super::decode::{self, Budget, Decoded};
 use super::lex::{Lexer, Token};
 use super::value::{self, Value};
@@ -123,8 +124,8 @@ struct Headers {
     /// The headers of streams, in file order, then those of the integers a length may refer
     /// to.
     bodies: Vec<Body>,
-    /// Every header (its digits, in file order) with the tokens of its object.
-    all: Vec<(Range<usize>, usize)>,
+    /// Every header (its digits, in file order) with what lopdf parses of its object.
+    all: Vec<(Range<usize>, Parsed)>,
     /// Bytes read in all: dictionaries, and white space and comments skipped.
     #[cfg_attr(not(test), expect(dead_code, reason = "the tests check the bound"))]
     read: usize,
@@ -229,6 +230,29 @@ fn index_numbering(
     })
 }
 
+/// An object whose header the lexical pass read, as it was when the pass read the header.
+#[derive(Clone, Copy)]
+struct Opened {
+    /// The tokens read before the object.
+    tokens: usize,
+    /// Where the object starts.
+    pos: usize,
+    /// Stream data skipped before the object.
+    skipped: usize,
+}
+
+impl Opened {
+    /// What lopdf parses of the object, which the pass has read up to `lexer`'s position,
+    /// having skipped `skipped` bytes of stream data in all.
+    fn parsed(self, lexer: &Lexer<'_>, skipped: usize) -> Parsed {
+        let span = lexer.pos().saturating_sub(self.pos);
+        Parsed {
+            tokens: lexer.tokens() - self.tokens,
+            bytes: span.saturating_sub(skipped - self.skipped),
+        }
+    }
+}
+
 /// Checks `bytes` as described in the module docs, charging the inflated size of the
 /// cross-reference and object streams to `budget`.
 ///
@@ -241,23 +265,25 @@ pub(super) fn prescan(bytes: &[u8], budget: &mut Budget) -> Result<()> {
     let mut encrypted = false;
     let mut last_dict: Option<Value> = None;
     // Where the objects whose headers the pass reads start (their tokens are counted), and
-    // their tokens (to the next `endobj` or header).
+    // what lopdf parses of them (to the next `endobj` or header).
     let mut bodies = Vec::new();
-    let mut body_tokens = Vec::new();
-    let mut open: Option<usize> = None;
+    let mut parsed = Vec::new();
+    let mut open: Option<Opened> = None;
+    // Stream data skipped so far.
+    let mut skipped = 0usize;
     while let Some(token) = lexer.next_token() {
         match token {
             Token::Keyword(b"obj") => {
                 check_tokens(lexer.tokens())?;
                 if let Some(from) = open {
-                    body_tokens.push(lexer.tokens() - from);
+                    parsed.push(from.parsed(&lexer, skipped));
                 }
-                open = Some(lexer.tokens());
+                open = Some(Opened { tokens: lexer.tokens(), pos: lexer.pos(), skipped });
                 bodies.push(lexer.pos());
             }
             Token::Keyword(b"endobj") => {
                 if let Some(from) = open.take() {
-                    body_tokens.push(lexer.tokens() - from);
+                    parsed.push(from.parsed(&lexer, skipped));
                 }
             }
             Token::DictOpen | Token::ArrayOpen => {
@@ -272,6 +298,7 @@ pub(super) fn prescan(bytes: &[u8], budget: &mut Budget) -> Result<()> {
             Token::Keyword(b"stream") => {
                 let dict = last_dict.take().unwrap_or(Value::Dict(Vec::new()));
                 let (_, after) = stream_range(bytes, lexer.pos(), &dict, &ends, false);
+                skipped += after.saturating_sub(lexer.pos());
                 lexer.set_pos(after);
             }
             _ => {}
@@ -281,10 +308,10 @@ pub(super) fn prescan(bytes: &[u8], budget: &mut Budget) -> Result<()> {
     let mut tokens = lexer.tokens();
     check_tokens(tokens)?;
     if let Some(from) = open {
-        body_tokens.push(tokens - from);
+        parsed.push(from.parsed(&lexer, skipped));
     }
-    let headers = object_headers(bytes, &ends, &bodies, &body_tokens)?;
-    drop((bodies, body_tokens));
+    let headers = object_headers(bytes, &ends, &bodies, &parsed)?;
+    drop((bodies, parsed));
     let Headers { objects, loader_streams, bodies, all, .. } = headers;
     let encrypted = encrypted || headers.encrypted;
     tokens = tokens.saturating_add(headers.tokens);
@@ -365,6 +392,8 @@ pub(super) fn prescan(bytes: &[u8], budget: &mut Budget) -> Result<()> {
     // tokens of an object are counted again for every entry past the first leading to it.
     tokens = tokens.saturating_add(entries.repeated_tokens());
     check_tokens(tokens)?;
+    // And it parses the bytes again (a string may be long; white space is scanned).
+    budget.take(entries.repeated_bytes())?;
     // An encrypted document's objects are copied raw first.
     budget.take(entries.raw_bytes())?;
     // The long runs scanned from the entries' offsets: again when lopdf parses the raw copies
@@ -469,7 +498,7 @@ fn object_headers(
     bytes: &[u8],
     ends: &[usize],
     lexed: &[usize],
-    lexed_tokens: &[usize],
+    lexed_parsed: &[Parsed],
 ) -> Result<Headers> {
     let mut objects: HashMap<u32, ObjectInfo> = HashMap::new();
     let mut loader_streams = Vec::new();
@@ -515,11 +544,11 @@ fn object_headers(
             tokens = tokens.saturating_add(lexer.tokens());
             check_tokens(tokens)?;
         }
-        let object_tokens = match lexed_at {
-            Ok(i) => lexed_tokens.get(i).copied().unwrap_or(0),
-            Err(_) => lexer.tokens(),
+        let object = match lexed_at {
+            Ok(i) => lexed_parsed.get(i).copied().unwrap_or_default(),
+            Err(_) => Parsed { tokens: lexer.tokens(), bytes: lexer.pos() - body },
         };
-        all.push((run_start..run_end, object_tokens));
+        all.push((run_start..run_end, object));
         check_kept(all.len())?;
         // A cross-reference stream is its file's trailer too.
         encrypted |= dict.as_ref().is_some_and(|d| d.get(b"Encrypt").is_some());
@@ -1024,7 +1053,8 @@ mod tests {
         let headers = object_headers(bytes, &[], &[], &[]).expect("reads");
         assert_eq!(headers.tokens, 11);
         let body = find(bytes, b"obj", 0).expect("a header") + 3;
-        let headers = object_headers(bytes, &[], &[body], &[1]).expect("reads");
+        let headers =
+            object_headers(bytes, &[], &[body], &[Parsed { tokens: 1, bytes: 1 }]).expect("reads");
         assert_eq!(headers.tokens, 0);
     }
 }

@@ -1546,3 +1546,27 @@ fn object_streams_stored_in_object_streams_are_refused() {
     let text = text_of(&with_compressed_pairs(&bytes, &[(9000, packed)], 0));
     assert_eq!(text.expect("reads").trim(), "Harbour");
 }
+
+/// Found in review: lopdf parses an object again for every entry leading to it, copying a
+/// string's bytes and scanning the white space after `obj` each time, but only the object's
+/// tokens were counted: 4,000 entries leading to a string of 1 MiB made a 1.15 MB file hold
+/// 4 GiB, and 400,000 entries leading to 4 MiB of spaces before an integer would scan 1.6 TB.
+/// The object's bytes are charged to the inflate budget for every entry past the first: 300
+/// entries leading to 128 KiB of either are refused; two read.
+#[test]
+fn objects_parsed_for_every_entry_are_charged_their_bytes() {
+    for object in [format!("({})", "x".repeat(128 << 10)), format!("{}5", " ".repeat(128 << 10))] {
+        for count in [2, 300] {
+            let mut pdf = Pdf::default();
+            let long = pdf.obj(&object);
+            let bytes = pages_pdf(&mut pdf, &[b"BT /F1 12 Tf (Harbour) Tj ET"], "");
+            let header = position(&bytes, format!("\n{long} 0 obj").as_bytes()) + 1;
+            let entries: Vec<(usize, usize)> = (0..count).map(|k| (100 + k, header)).collect();
+            match text_of(&with_entries(&bytes, &entries, "")) {
+                Ok(text) if count == 2 => assert_eq!(text.trim(), "Harbour"),
+                Err(Error::Limit(m)) if count == 300 && m.contains("inflate past") => {}
+                other => panic!("{count}: {other:?}"),
+            }
+        }
+    }
+}
