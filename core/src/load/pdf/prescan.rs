@@ -40,7 +40,7 @@
 //! keeping every copy: so the in-use entries of the cross-reference tables and streams are
 //! read too (a stream's entries as lopdf reads them, to the end of its data), each counted
 //! for the object stream it leads to as it is read, and an object stream is charged once per
-//! entry leading to it.
+//! entry leading to it, its objects' tokens counted as often (lopdf parses them each time).
 //!
 //! lopdf keeps the object it parses at every entry until it has parsed them all, however many
 //! entries lead to one header: the tokens of each object (as the lexical pass counted them,
@@ -327,14 +327,15 @@ pub(super) fn prescan(bytes: &[u8], budget: &mut Budget) -> Result<()> {
     let mut costs = Vec::new();
     for stream in &loader_streams {
         let data = bytes.get(stream.data.clone()).unwrap_or_default();
-        let cost = if encrypted && stream.object_stream {
+        // What inflating it costs, and the tokens of its objects.
+        let (cost, objects) = if encrypted && stream.object_stream {
             // Encrypted data cannot be inflated before lopdf decrypts it: charge the most
             // it could inflate to.
             // Its tokens are not counted: charging them as a token a byte would refuse most
             // real encrypted files that use object streams (see the module docs).
             let cost = data.len().saturating_mul(decode_chain_ratio(&stream.dict));
             budget.take(cost)?;
-            cost
+            (cost, 0)
         } else {
             let decoded = decode::decode(&stream.dict, data, budget)?;
             // The objects lopdf parses for the index of an object stream, read undecoded
@@ -355,36 +356,41 @@ pub(super) fn prescan(bytes: &[u8], budget: &mut Budget) -> Result<()> {
                 Decoded::Bytes(inflated) if stream.object_stream => {
                     // As many tokens as lopdf parses for the index, when that is more (pairs
                     // giving one offset).
-                    tokens = tokens.saturating_add(check_nesting(&inflated)?.max(indexed.0));
+                    let objects = check_nesting(&inflated)?.max(indexed.0);
+                    tokens = tokens.saturating_add(objects);
                     check_tokens(tokens)?;
                     budget.take(indexed.1.saturating_sub(inflated.len()))?;
-                    inflated.len()
+                    (inflated.len(), objects)
                 }
                 Decoded::Bytes(data) => {
                     if let Some(widths) = stream.widths {
                         let numbering = stream.numbering.clone();
                         count_stream_entries(widths, numbering, &data, &mut entries)?;
                     }
-                    0
+                    (0, 0)
                 }
                 Decoded::Image if stream.object_stream => {
                     // lopdf cannot decode it either: it parses the data as it is.
                     tokens = tokens.saturating_add(indexed.0);
                     check_tokens(tokens)?;
                     budget.take(indexed.1.saturating_sub(data.len()))?;
-                    0
+                    (0, indexed.0)
                 }
-                Decoded::Image => 0,
+                Decoded::Image => (0, 0),
             }
         };
         if stream.object_stream {
-            costs.push((stream.body, cost));
+            costs.push((stream.body, cost, objects));
         }
     }
-    // lopdf inflates an object stream again for every entry that leads to it (and keeps every
-    // copy until the end): each entry past the first is charged again.
-    for &(body, cost) in &costs {
-        budget.take(cost.saturating_mul(entries.count(body).saturating_sub(1)))?;
+    // lopdf inflates an object stream again for every entry that leads to it, and parses its
+    // objects again (keeping every copy until the end): each entry past the first is charged
+    // again, and its objects' tokens counted again.
+    for &(body, cost, objects) in &costs {
+        let again = entries.count(body).saturating_sub(1);
+        budget.take(cost.saturating_mul(again))?;
+        tokens = tokens.saturating_add(objects.saturating_mul(again));
+        check_tokens(tokens)?;
     }
     // The streams' data lopdf copies, for every entry leading to them. The values of integers
     // in encrypted object streams are not known before lopdf decrypts them.
@@ -399,7 +405,8 @@ pub(super) fn prescan(bytes: &[u8], budget: &mut Budget) -> Result<()> {
     // The long runs scanned from the entries' offsets: again when lopdf parses the raw copies
     // of an encrypted document.
     budget.take(entries.scanned().saturating_mul(1 + usize::from(encrypted)))?;
-    let inflated: HashMap<usize, usize> = costs.into_iter().collect();
+    let inflated: HashMap<usize, usize> =
+        costs.into_iter().map(|(body, cost, _)| (body, cost)).collect();
     copies::charge(bytes, &entries, stored, encrypted, &inflated, budget)
 }
 

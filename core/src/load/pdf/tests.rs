@@ -1570,3 +1570,32 @@ fn objects_parsed_for_every_entry_are_charged_their_bytes() {
         }
     }
 }
+
+/// Found in review: lopdf parses an object stream's objects again for every entry leading to
+/// the object stream, and keeps them all, but they were counted once: 250 entries leading to
+/// an object stream of an array of 500,000 numbers made lopdf hold 125 million objects. Its
+/// objects' tokens are counted again for every entry past the first: 110 entries leading to
+/// an array of 40,000 numbers (its inflated size well within the budget, padded with a long
+/// string) pass the token limit; two read.
+#[test]
+fn object_stream_objects_are_counted_for_every_entry() {
+    for count in [2, 110] {
+        let mut pdf = Pdf::default();
+        let mut payload = b"500 0 ".to_vec();
+        let first = payload.len();
+        payload.extend_from_slice(format!("[{}]", "0 ".repeat(40_000)).as_bytes());
+        let packed = pdf.stream(
+            &format!("/Type /ObjStm /N 1 /First {first} /Filter /FlateDecode"),
+            &zlib(&payload),
+        );
+        pdf.obj(format!("<< /Pad ({}) >>", "p".repeat(1 << 20)));
+        let bytes = pages_pdf(&mut pdf, &[b"BT /F1 12 Tf (Harbour) Tj ET"], "");
+        let header = position(&bytes, format!("\n{packed} 0 obj").as_bytes()) + 1;
+        let entries: Vec<(usize, usize)> = (0..count).map(|k| (100 + k, header)).collect();
+        match text_of(&with_entries(&bytes, &entries, "")) {
+            Ok(text) if count == 2 => assert_eq!(text.trim(), "Harbour"),
+            Err(Error::Limit(m)) if count == 110 && m.contains("tokens outside its streams") => {}
+            other => panic!("{count}: {other:?}"),
+        }
+    }
+}
