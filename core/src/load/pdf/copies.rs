@@ -37,6 +37,9 @@
 //! authenticates ([`RawObjects`]): when the file may be taken for encrypted, each entry is
 //! charged that copy as well.
 //!
+//! Of the stream copies, and of the raw copies, what exceeds one copy of the file is charged
+//! ([`first_copy_free`]): the first is bounded like the file itself.
+//!
 //! Every entry is also charged the long run of white space, digits and comments lopdf scans
 //! from its offset looking for a header ([`Scans`]), twice when the file may be taken for
 //! encrypted (lopdf scans the raw copy again when it parses it).
@@ -699,7 +702,18 @@ pub(super) fn charge(
             total = total.saturating_add(count.saturating_mul(reckoner.parse(i, 0)?));
         }
     }
-    budget.take(total)
+    // The first copy of the file's stream data is not charged (see [`first_copy_free`]).
+    budget.take(first_copy_free(total, bytes))
+}
+
+/// What is charged of `copied` bytes copied from `bytes`: what exceeds one copy of the file.
+/// lopdf's first copy of what it parses (the stream data, and an encrypted file's raw
+/// objects, each about the file's size) is bounded by [`crate::limits::MAX_SOURCE_BYTES`]
+/// like the file itself; charging it would refuse large real files the budget's cap leaves
+/// little room (a 200 MB file whose streams inflate to 60 MB). Only copies beyond it are
+/// hostile, and charged (see [`crate::limits::MAX_INFLATED_BYTES`]).
+pub(super) fn first_copy_free(copied: usize, bytes: &[u8]) -> usize {
+    copied.saturating_sub(bytes.len())
 }
 
 /// Reckons what parsing an object and resolving a length cost, each once.

@@ -400,8 +400,8 @@ pub(super) fn prescan(bytes: &[u8], budget: &mut Budget) -> Result<()> {
     check_tokens(tokens)?;
     // And it parses the bytes again (a string may be long; white space is scanned).
     budget.take(entries.repeated_bytes())?;
-    // An encrypted document's objects are copied raw first.
-    budget.take(entries.raw_bytes())?;
+    // An encrypted document's objects are copied raw first (beyond one copy of the file).
+    budget.take(copies::first_copy_free(entries.raw_bytes(), bytes))?;
     // The long runs scanned from the entries' offsets: again when lopdf parses the raw copies
     // of an encrypted document.
     budget.take(entries.scanned().saturating_mul(1 + usize::from(encrypted)))?;
