@@ -260,12 +260,69 @@ impl Opened {
 /// [`crate::Error::Limit`] naming the limit passed.
 pub(super) fn prescan(bytes: &[u8], budget: &mut Budget) -> Result<()> {
     let ends = positions(bytes, b"endstream");
-    // The lexical pass, front to back, stream data skipped.
+    let lexed = lexical_pass(bytes, &ends)?;
+    let headers = object_headers(bytes, &ends, &lexed.bodies, &lexed.parsed)?;
+    drop(lexed.bodies);
+    drop(lexed.parsed);
+    let Headers { objects, loader_streams, bodies, all, .. } = headers;
+    let encrypted = lexed.encrypted || headers.encrypted;
+    let mut tokens = lexed.tokens.saturating_add(headers.tokens);
+    check_tokens(tokens)?;
+    check_length_chains(&objects)?;
+    // Where lopdf parses objects (the cross-reference entries in use): how many entries lead
+    // to each stream and integer, read as which numbers.
+    let mut entries = Entries::new(bytes, &bodies, all, encrypted)?;
+    count_table_entries(bytes, &mut entries);
+    let mut loading = Loading {
+        bytes,
+        encrypted,
+        refs: copies::length_refs(&bodies),
+        stored: Stored::default(),
+        tokens,
+        costs: Vec::new(),
+    };
+    for stream in &loader_streams {
+        loading.load(stream, &mut entries, budget)?;
+    }
+    let Loading { stored, costs, .. } = loading;
+    tokens = loading.tokens;
+    // lopdf inflates an object stream again for every entry that leads to it, and parses its
+    // objects again (keeping every copy until the end): each entry past the first is charged
+    // again, and its objects' tokens counted again.
+    for cost in &costs {
+        let again = entries.count(cost.body).saturating_sub(1);
+        budget.take(cost.inflated.saturating_mul(again))?;
+        tokens = tokens.saturating_add(cost.tokens.saturating_mul(again));
+        check_tokens(tokens)?;
+    }
+    charge_repeats(bytes, &entries, encrypted, tokens, budget)?;
+    // The streams' data lopdf copies, for every entry leading to them. The values of integers
+    // in encrypted object streams are not known before lopdf decrypts them.
+    let inflated: HashMap<usize, usize> = costs.iter().map(|c| (c.body, c.inflated)).collect();
+    copies::charge(bytes, &entries, stored, encrypted, &inflated, budget)
+}
+
+/// What the lexical pass ([`lexical_pass`]) finds.
+struct Lexed {
+    /// Tokens outside streams.
+    tokens: usize,
+    /// Whether any dictionary read has an `/Encrypt`.
+    encrypted: bool,
+    /// Where the objects whose headers the pass reads start (their tokens are counted).
+    bodies: Vec<usize>,
+    /// What lopdf parses of each of them (to the next `endobj` or header).
+    parsed: Vec<Parsed>,
+}
+
+/// The lexical pass, front to back, stream data skipped (`ends`: the positions of
+/// `endstream`).
+///
+/// # Errors
+/// [`Error::Limit`] past [`limits::MAX_PDF_TOKENS`] tokens or [`limits::MAX_DEPTH`] levels.
+fn lexical_pass(bytes: &[u8], ends: &[usize]) -> Result<Lexed> {
     let mut lexer = Lexer::new(bytes);
     let mut encrypted = false;
     let mut last_dict: Option<Value> = None;
-    // Where the objects whose headers the pass reads start (their tokens are counted), and
-    // what lopdf parses of them (to the next `endobj` or header).
     let mut bodies = Vec::new();
     let mut parsed = Vec::new();
     let mut open: Option<Opened> = None;
@@ -289,15 +346,13 @@ pub(super) fn prescan(bytes: &[u8], budget: &mut Budget) -> Result<()> {
             Token::DictOpen | Token::ArrayOpen => {
                 let dict = token == Token::DictOpen;
                 let value = value::read_entries(&mut lexer, dict, KEYS, WHOLE, DICT_ITEMS)?;
-                if value.get(b"Encrypt").is_some() {
-                    encrypted = true;
-                }
+                encrypted |= value.get(b"Encrypt").is_some();
                 last_dict = dict.then_some(value);
                 continue;
             }
             Token::Keyword(b"stream") => {
                 let dict = last_dict.take().unwrap_or(Value::Dict(Vec::new()));
-                let (_, after) = stream_range(bytes, lexer.pos(), &dict, &ends, false);
+                let (_, after) = stream_range(bytes, lexer.pos(), &dict, ends, false);
                 skipped += after.saturating_sub(lexer.pos());
                 lexer.set_pos(after);
             }
@@ -305,30 +360,55 @@ pub(super) fn prescan(bytes: &[u8], budget: &mut Budget) -> Result<()> {
         }
         last_dict = None;
     }
-    let mut tokens = lexer.tokens();
+    let tokens = lexer.tokens();
     check_tokens(tokens)?;
     if let Some(from) = open {
         parsed.push(from.parsed(&lexer, skipped));
     }
-    let headers = object_headers(bytes, &ends, &bodies, &parsed)?;
-    drop((bodies, parsed));
-    let Headers { objects, loader_streams, bodies, all, .. } = headers;
-    let encrypted = encrypted || headers.encrypted;
-    tokens = tokens.saturating_add(headers.tokens);
-    check_tokens(tokens)?;
-    check_length_chains(&objects)?;
-    // Where lopdf parses objects (the cross-reference entries in use): how many entries lead
-    // to each stream and integer, read as which numbers.
-    let mut entries = Entries::new(bytes, &bodies, all, encrypted)?;
-    count_table_entries(bytes, &mut entries);
-    let refs = copies::length_refs(&bodies);
-    let mut stored = Stored::default();
-    // What inflating each object stream once costs.
-    let mut costs = Vec::new();
-    for stream in &loader_streams {
-        let data = bytes.get(stream.data.clone()).unwrap_or_default();
-        // What inflating it costs, and the tokens of its objects.
-        let (cost, objects) = if encrypted && stream.object_stream {
+    Ok(Lexed { tokens, encrypted, bodies, parsed })
+}
+
+/// What loading an object stream once costs.
+struct ObjectStreamCost {
+    /// Its header, in [`Headers::bodies`].
+    body: usize,
+    /// What inflating it costs.
+    inflated: usize,
+    /// The tokens of its objects.
+    tokens: usize,
+}
+
+/// The loader streams (cross-reference and object streams) inflated as lopdf inflates them
+/// while loading, with what they tell: the entries of cross-reference streams, the integers
+/// stored in object streams, the tokens of their objects.
+struct Loading<'a> {
+    bytes: &'a [u8],
+    encrypted: bool,
+    /// The numbers streams' lengths refer to.
+    refs: HashSet<u32>,
+    /// Integers stored in object streams under those numbers.
+    stored: Stored,
+    /// Tokens counted so far.
+    tokens: usize,
+    /// What loading each object stream once costs.
+    costs: Vec<ObjectStreamCost>,
+}
+
+impl Loading<'_> {
+    /// Inflates `stream` once, charging `budget`, counting its entries (a cross-reference
+    /// stream's) into `entries` or its objects' tokens (an object stream's).
+    ///
+    /// # Errors
+    /// [`Error::Limit`] past the budget or a limit; [`Error::Pdf`] for an object stream stored
+    /// in an object stream.
+    fn load(
+        &mut self,
+        stream: &LoaderStream,
+        entries: &mut Entries<'_>,
+        budget: &mut Budget,
+    ) -> Result<()> {
+        let data = self.bytes.get(stream.data.clone()).unwrap_or_default();
+        let (inflated, tokens) = if self.encrypted && stream.object_stream {
             // Encrypted data cannot be inflated before lopdf decrypts it: charge the most
             // it could inflate to.
             // Its tokens are not counted: charging them as a token a byte would refuse most
@@ -337,77 +417,87 @@ pub(super) fn prescan(bytes: &[u8], budget: &mut Budget) -> Result<()> {
             budget.take(cost)?;
             (cost, 0)
         } else {
-            let decoded = decode::decode(&stream.dict, data, budget)?;
-            // The objects lopdf parses for the index of an object stream, read undecoded
-            // too (as lopdf reads it when it cannot decode it).
-            let mut indexed = (0, 0);
-            if let Some(first) = stream.first.filter(|_| stream.object_stream) {
-                stored.read(data, first, &refs);
-                let bound = data.len().saturating_add(budget.limit());
-                indexed = indexed_objects(data, first, bound)?;
-                if let Decoded::Bytes(inflated) = &decoded {
-                    stored.read(inflated, first, &refs);
-                    let bound = inflated.len().saturating_add(budget.limit());
-                    let (tokens, read) = indexed_objects(inflated, first, bound)?;
-                    indexed = (indexed.0.max(tokens), indexed.1.max(read));
-                }
-            }
-            match decoded {
-                Decoded::Bytes(inflated) if stream.object_stream => {
-                    // As many tokens as lopdf parses for the index, when that is more (pairs
-                    // giving one offset).
-                    let objects = check_nesting(&inflated)?.max(indexed.0);
-                    tokens = tokens.saturating_add(objects);
-                    check_tokens(tokens)?;
-                    budget.take(indexed.1.saturating_sub(inflated.len()))?;
-                    (inflated.len(), objects)
-                }
-                Decoded::Bytes(data) => {
+            match decode::decode(&stream.dict, data, budget)? {
+                Decoded::Bytes(decoded) if !stream.object_stream => {
                     if let Some(widths) = stream.widths {
                         let numbering = stream.numbering.clone();
-                        count_stream_entries(widths, numbering, &data, &mut entries)?;
+                        count_stream_entries(widths, numbering, &decoded, entries)?;
                     }
                     (0, 0)
                 }
-                Decoded::Image if stream.object_stream => {
-                    // lopdf cannot decode it either: it parses the data as it is.
-                    tokens = tokens.saturating_add(indexed.0);
-                    check_tokens(tokens)?;
-                    budget.take(indexed.1.saturating_sub(data.len()))?;
-                    (0, indexed.0)
-                }
-                Decoded::Image => (0, 0),
+                Decoded::Image if !stream.object_stream => (0, 0),
+                decoded => self.object_stream(stream, data, decoded, budget)?,
             }
         };
         if stream.object_stream {
-            costs.push((stream.body, cost, objects));
+            self.costs.push(ObjectStreamCost { body: stream.body, inflated, tokens });
         }
+        Ok(())
     }
-    // lopdf inflates an object stream again for every entry that leads to it, and parses its
-    // objects again (keeping every copy until the end): each entry past the first is charged
-    // again, and its objects' tokens counted again.
-    for &(body, cost, objects) in &costs {
-        let again = entries.count(body).saturating_sub(1);
-        budget.take(cost.saturating_mul(again))?;
-        tokens = tokens.saturating_add(objects.saturating_mul(again));
-        check_tokens(tokens)?;
+
+    /// Reads an object stream whose `data` decoded as `decoded`: its stored integers, and the
+    /// tokens and bytes lopdf parses for its index, counted and charged. Returns what
+    /// inflating it costs, and the tokens of its objects.
+    fn object_stream(
+        &mut self,
+        stream: &LoaderStream,
+        data: &[u8],
+        decoded: Decoded,
+        budget: &mut Budget,
+    ) -> Result<(usize, usize)> {
+        // The objects lopdf parses for the index, read undecoded too (as lopdf reads it when
+        // it cannot decode it).
+        let mut indexed = (0, 0);
+        if let Some(first) = stream.first {
+            self.stored.read(data, first, &self.refs);
+            let bound = data.len().saturating_add(budget.limit());
+            indexed = indexed_objects(data, first, bound)?;
+            if let Decoded::Bytes(inflated) = &decoded {
+                self.stored.read(inflated, first, &self.refs);
+                let bound = inflated.len().saturating_add(budget.limit());
+                let (tokens, read) = indexed_objects(inflated, first, bound)?;
+                indexed = (indexed.0.max(tokens), indexed.1.max(read));
+            }
+        }
+        let (inflated, objects, parsed) = match decoded {
+            // As many tokens as lopdf parses for the index, when that is more (pairs giving
+            // one offset).
+            Decoded::Bytes(inflated) => {
+                (inflated.len(), check_nesting(&inflated)?.max(indexed.0), inflated.len())
+            }
+            // lopdf cannot decode it either: it parses the data as it is.
+            Decoded::Image => (0, indexed.0, data.len()),
+        };
+        self.tokens = self.tokens.saturating_add(objects);
+        check_tokens(self.tokens)?;
+        budget.take(indexed.1.saturating_sub(parsed))?;
+        Ok((inflated, objects))
     }
-    // The streams' data lopdf copies, for every entry leading to them. The values of integers
-    // in encrypted object streams are not known before lopdf decrypts them.
+}
+
+/// Counts and charges what lopdf parses again for every entry past the first leading to an
+/// object (its tokens, `tokens` counted so far, and its bytes), the raw copies of an
+/// encrypted document beyond the first, and the long runs scanned from the entries' offsets.
+///
+/// # Errors
+/// [`Error::Limit`] past [`limits::MAX_PDF_TOKENS`] or the budget.
+fn charge_repeats(
+    bytes: &[u8],
+    entries: &Entries<'_>,
+    encrypted: bool,
+    tokens: usize,
+    budget: &mut Budget,
+) -> Result<()> {
     // lopdf keeps the object it parses at every entry until it has parsed them all: the
     // tokens of an object are counted again for every entry past the first leading to it.
-    tokens = tokens.saturating_add(entries.repeated_tokens());
-    check_tokens(tokens)?;
+    check_tokens(tokens.saturating_add(entries.repeated_tokens()))?;
     // And it parses the bytes again (a string may be long; white space is scanned).
     budget.take(entries.repeated_bytes())?;
     // An encrypted document's objects are copied raw first (beyond one copy of the file).
     budget.take(copies::first_copy_free(entries.raw_bytes(), bytes))?;
     // The long runs scanned from the entries' offsets: again when lopdf parses the raw copies
     // of an encrypted document.
-    budget.take(entries.scanned().saturating_mul(1 + usize::from(encrypted)))?;
-    let inflated: HashMap<usize, usize> =
-        costs.into_iter().map(|(body, cost, _)| (body, cost)).collect();
-    copies::charge(bytes, &entries, stored, encrypted, &inflated, budget)
+    budget.take(entries.scanned().saturating_mul(1 + usize::from(encrypted)))
 }
 
 /// Counts the in-use entries (`0000001234 00000 n`) of cross-reference tables, wherever they
