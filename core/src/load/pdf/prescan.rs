@@ -597,18 +597,12 @@ fn object_headers(
     lexed: &[usize],
     lexed_parsed: &[Parsed],
 ) -> Result<Headers> {
-    let mut objects: HashMap<u32, ObjectInfo> = HashMap::new();
-    let mut loader_streams = Vec::new();
     let bound = bytes.len().saturating_mul(2).saturating_add(1 << 20);
     let mut reading = Reading { bytes, bound, read: 0, spaces: Spaces::new(bytes) };
+    let mut kept = Kept::default();
     let mut encrypted = false;
     let mut tokens = 0usize;
-    let mut found = Vec::new();
     let mut all = Vec::new();
-    // Integer objects, of which only those a length may refer to are kept.
-    let mut ints: Vec<(Range<usize>, u64)> = Vec::new();
-    // Object numbers, streams and integers kept, bounded by the token limit.
-    let mut kept = 0usize;
     let mut pos = 0;
     while let Some(offset) = bytes.get(pos..).and_then(|b| b.iter().position(u8::is_ascii_digit)) {
         let run_start = pos + offset;
@@ -650,72 +644,18 @@ fn object_headers(
         // A cross-reference stream is its file's trailer too.
         encrypted |= dict.as_ref().is_some_and(|d| d.get(b"Encrypt").is_some());
         let digits = run_start..run_end;
-        if dict.is_none()
-            && let Some(value) = copies::integer_at(bytes, first)
-        {
-            ints.push((digits, value));
-            kept += 1;
-            check_kept(kept)?;
-            continue;
-        }
-        let Some(dict) = dict.filter(|_| is_stream) else { continue };
-        let length_ref = match dict.get(b"Length") {
-            Some(Value::Ref(n, _)) => u32::try_from(*n).ok(),
-            _ => None,
-        };
-        let length = match (dict.get(b"Length"), length_ref) {
-            (_, Some(n)) => Length::Ref(n),
-            (Some(Value::Int(n)), _) => Length::Direct(*n),
-            _ => Length::Other,
-        };
-        let data = copies::data_start(bytes, lexer.pos());
-        let object_stream = is_type(&dict, b"ObjStm");
-        found.push(Body::new(bytes, digits.clone(), Kind::Stream { data, length, object_stream }));
-        kept += 1;
-        // lopdf reads any stream where a cross-reference section should be as one.
-        let xref = is_type(&dict, b"XRef") || dict.get(b"W").is_some();
-        if length_ref.is_some() || object_stream {
-            let numbers = suffix_numbers(bytes.get(run_start..run_end).unwrap_or_default());
-            kept = kept.saturating_add(numbers.len());
-            for n in numbers {
-                let info = objects.entry(n).or_default();
-                info.length_refs.extend(length_ref);
-                info.object_stream |= object_stream;
+        match dict {
+            None => kept.integer(bytes, digits, first)?,
+            Some(dict) if is_stream => {
+                let at = StreamAt { digits, dict: first, keyword_end: lexer.pos() };
+                kept.stream(&mut reading, ends, &dict, at)?;
             }
-        }
-        kept += usize::from(object_stream || xref);
-        check_kept(kept)?;
-        let widths = if xref { xref_widths(&dict)? } else { None };
-        let numbering = if xref { index_numbering(&mut reading, &dict, first)? } else { None };
-        if object_stream || xref {
-            let (data, _) = stream_range(bytes, lexer.pos(), &dict, ends, true);
-            let first = match dict.get(b"First") {
-                Some(Value::Int(n)) => usize::try_from(*n).ok(),
-                _ => None,
-            };
-            loader_streams.push(LoaderStream {
-                body: found.len() - 1,
-                dict: to_dictionary(&dict),
-                first,
-                data,
-                object_stream,
-                widths,
-                numbering,
-            });
+            Some(_) => {}
         }
     }
-    // lopdf reads the trailer where the end of the file says, which may be anywhere.
-    let mut from = 0;
-    while let Some(at) = find(bytes, b"trailer", from) {
-        from = at + b"trailer".len();
-        let mut lexer = reading.lexer(from)?;
-        if lexer.next_token() == Some(Token::DictOpen) {
-            let dict = value::read_entries(&mut lexer, true, &[b"Encrypt"], &[], DICT_ITEMS)?;
-            encrypted |= dict.get(b"Encrypt").is_some();
-        }
-        reading.done(&lexer, from)?;
-    }
+    encrypted |= trailers_encrypted(&mut reading)?;
     let read = reading.read.saturating_add(reading.spaces.looked_at);
+    let Kept { objects, loader_streams, mut found, ints, .. } = kept;
     // The integers a stream's length may refer to (by any last digits of their number) follow
     // the streams.
     let refs = copies::length_refs(&found);
@@ -726,6 +666,127 @@ fn object_headers(
         }
     }
     Ok(Headers { objects, loader_streams, tokens, encrypted, bodies: found, all, read })
+}
+
+/// Whether any `trailer` dictionary in the file has an `/Encrypt`: lopdf reads the trailer
+/// where the end of the file says, which may be anywhere.
+///
+/// # Errors
+/// [`Error::Limit`] reading past the bound of `reading`, or nesting past
+/// [`limits::MAX_DEPTH`].
+fn trailers_encrypted(reading: &mut Reading<'_>) -> Result<bool> {
+    let bytes = reading.bytes;
+    let mut encrypted = false;
+    let mut from = 0;
+    while let Some(at) = find(bytes, b"trailer", from) {
+        from = at + b"trailer".len();
+        let mut lexer = reading.lexer(from)?;
+        if lexer.next_token() == Some(Token::DictOpen) {
+            let dict = value::read_entries(&mut lexer, true, &[b"Encrypt"], &[], DICT_ITEMS)?;
+            encrypted |= dict.get(b"Encrypt").is_some();
+        }
+        reading.done(&lexer, from)?;
+    }
+    Ok(encrypted)
+}
+
+/// Where a stream's header is: its number's digits, its dictionary, the end of its `stream`
+/// keyword.
+struct StreamAt {
+    digits: Range<usize>,
+    dict: usize,
+    keyword_end: usize,
+}
+
+/// What [`object_headers`] keeps of the headers it reads, bounded by
+/// [`limits::MAX_PDF_TOKENS`] items in all.
+#[derive(Default)]
+struct Kept {
+    objects: HashMap<u32, ObjectInfo>,
+    loader_streams: Vec<LoaderStream>,
+    /// The headers of streams, in file order.
+    found: Vec<Body>,
+    /// Integer objects, of which only those a length may refer to are kept in the end.
+    ints: Vec<(Range<usize>, u64)>,
+    /// Object numbers, streams and integers kept.
+    count: usize,
+}
+
+impl Kept {
+    /// Keeps the header whose number's digits are `digits` when its object, starting at
+    /// `first`, is an integer.
+    fn integer(&mut self, bytes: &[u8], digits: Range<usize>, first: usize) -> Result<()> {
+        if let Some(value) = copies::integer_at(bytes, first) {
+            self.ints.push((digits, value));
+            self.count += 1;
+            check_kept(self.count)?;
+        }
+        Ok(())
+    }
+
+    /// Keeps the header of a stream at `at`, of dictionary `dict`: its length, whether it is
+    /// an object stream, and, for a loader stream (an object or cross-reference stream),
+    /// what lopdf inflates and reads of it.
+    ///
+    /// # Errors
+    /// [`Error::Limit`] past [`limits::MAX_PDF_TOKENS`] items kept or reading past the bound
+    /// of `reading`; [`Error::Pdf`] for a cross-reference stream lopdf would loop on.
+    fn stream(
+        &mut self,
+        reading: &mut Reading<'_>,
+        ends: &[usize],
+        dict: &Value,
+        at: StreamAt,
+    ) -> Result<()> {
+        let bytes = reading.bytes;
+        let length_ref = match dict.get(b"Length") {
+            Some(Value::Ref(n, _)) => u32::try_from(*n).ok(),
+            _ => None,
+        };
+        let length = match (dict.get(b"Length"), length_ref) {
+            (_, Some(n)) => Length::Ref(n),
+            (Some(Value::Int(n)), _) => Length::Direct(*n),
+            _ => Length::Other,
+        };
+        let data = copies::data_start(bytes, at.keyword_end);
+        let object_stream = is_type(dict, b"ObjStm");
+        let kind = Kind::Stream { data, length, object_stream };
+        self.found.push(Body::new(bytes, at.digits.clone(), kind));
+        self.count += 1;
+        // lopdf reads any stream where a cross-reference section should be as one.
+        let xref = is_type(dict, b"XRef") || dict.get(b"W").is_some();
+        if length_ref.is_some() || object_stream {
+            let numbers = suffix_numbers(bytes.get(at.digits).unwrap_or_default());
+            self.count = self.count.saturating_add(numbers.len());
+            for n in numbers {
+                let info = self.objects.entry(n).or_default();
+                info.length_refs.extend(length_ref);
+                info.object_stream |= object_stream;
+            }
+        }
+        self.count += usize::from(object_stream || xref);
+        check_kept(self.count)?;
+        if !(object_stream || xref) {
+            return Ok(());
+        }
+        let widths = if xref { xref_widths(dict)? } else { None };
+        let numbering = if xref { index_numbering(reading, dict, at.dict)? } else { None };
+        let (data, _) = stream_range(bytes, at.keyword_end, dict, ends, true);
+        let first = match dict.get(b"First") {
+            Some(Value::Int(n)) => usize::try_from(*n).ok(),
+            _ => None,
+        };
+        self.loader_streams.push(LoaderStream {
+            body: self.found.len() - 1,
+            dict: to_dictionary(dict),
+            first,
+            data,
+            object_stream,
+            widths,
+            numbering,
+        });
+        Ok(())
+    }
 }
 
 /// Refuses more than [`limits::MAX_PDF_TOKENS`] object numbers, streams and integers kept by
