@@ -59,6 +59,7 @@ const MAX_RESOLVE_DEPTH: usize = 2 * super::prescan::MAX_LENGTH_CHAIN + 4;
 /// A stream's `/Length` as lopdf reads it.
 #[derive(Debug, Clone, Copy)]
 pub(super) enum Length {
+    /// A direct integer.
     Direct(i64),
     /// A reference to this object number.
     Ref(u32),
@@ -71,10 +72,12 @@ pub(super) enum Length {
 pub(super) enum Kind {
     /// An integer object (not negative), as lopdf reads it.
     Int(u64),
+    /// A stream.
     Stream {
         /// Where its data starts, after the end of line that must follow `stream`; `None`
         /// when there is none (lopdf then reads the dictionary alone).
         data: Option<usize>,
+        /// Its `/Length`.
         length: Length,
         /// `/Type /ObjStm`.
         object_stream: bool,
@@ -85,7 +88,9 @@ pub(super) enum Kind {
 /// (stream data left out: its copies are reckoned by [`charge`]).
 #[derive(Debug, Clone, Copy, Default)]
 pub(super) struct Parsed {
+    /// Tokens, as the lexical pass counts them.
     pub(super) tokens: usize,
+    /// Bytes from the end of `obj` to the end of the object.
     pub(super) bytes: usize,
 }
 
@@ -97,10 +102,12 @@ pub(super) struct Body {
     /// Where the digits of a number that fits in 32 bits may start: past the last digit other
     /// than `0` before the last ten.
     zeros: usize,
+    /// What its object is.
     pub(super) kind: Kind,
 }
 
 impl Body {
+    /// The header whose number's digits in `bytes` are `digits`, of an object of `kind`.
     pub(super) fn new(bytes: &[u8], digits: Range<usize>, kind: Kind) -> Self {
         let ten = digits.end.saturating_sub(10).max(digits.start);
         let head = bytes.get(digits.start..ten).unwrap_or_default();
@@ -169,6 +176,7 @@ pub(super) struct Landing {
 }
 
 impl Landing {
+    /// Where lopdf lands in `bytes` on each of `headers` (their digits, in file order).
     pub(super) fn new(bytes: &[u8], headers: &[Range<usize>]) -> Self {
         let mut runs: Vec<(Range<usize>, usize)> = Vec::new();
         if headers.is_empty() {
@@ -218,9 +226,11 @@ impl Landing {
 /// The in-use cross-reference entries (of tables and streams, wherever they are) counted for
 /// the header they lead to.
 pub(super) struct Entries<'a> {
+    /// The file.
     bytes: &'a [u8],
     /// Where lopdf's offsets count from: the first `%PDF-` (lopdf drops what comes before).
     base: usize,
+    /// The headers of streams and integers, in file order.
     bodies: &'a [Body],
     /// Where entries land: on every header.
     landing: Landing,
@@ -267,7 +277,9 @@ pub(super) struct Entries<'a> {
 /// and through a chain it loaded, uncharged, another object stream for every length.
 #[derive(Default)]
 struct Nesting {
+    /// The numbers compressed entries give.
     numbers: HashSet<u32>,
+    /// The numbers compressed entries name as object streams.
     containers: HashSet<u32>,
 }
 
@@ -477,6 +489,7 @@ impl<'a> Entries<'a> {
 /// would take 20 minutes). Runs shorter than [`LONG_RUN`] cost at most that per entry, a small
 /// multiple of the entries' own size.
 struct Scans {
+    /// The long runs, in file order.
     runs: Vec<Range<usize>>,
 }
 
@@ -484,6 +497,7 @@ struct Scans {
 const LONG_RUN: usize = 256;
 
 impl Scans {
+    /// Finds the long runs of `bytes` in one pass.
     fn new(bytes: &[u8]) -> Self {
         let mut runs = Vec::new();
         let mut start: Option<usize> = None;
@@ -599,6 +613,7 @@ pub(super) fn length_refs(bodies: &[Body]) -> HashSet<u32> {
 /// Integers stored in object streams under a number a length refers to, as lopdf reads them.
 #[derive(Default)]
 pub(super) struct Stored {
+    /// The values read under each number.
     values: HashMap<u32, Vec<u64>>,
     /// Numbers whose stored value is not read here (an integer of more than
     /// [`STORED_LOOK`] bytes with the white space before it).
@@ -718,16 +733,27 @@ pub(super) fn first_copy_free(copied: usize, bytes: &[u8]) -> usize {
 
 /// Reckons what parsing an object and resolving a length cost, each once.
 struct Reckoner<'a> {
+    /// The file.
     bytes: &'a [u8],
+    /// The headers of streams and integers ([`Entries::bodies`]).
     bodies: &'a [Body],
+    /// The entries leading to them.
     entries: &'a Entries<'a>,
+    /// Whether lopdf may take the file for encrypted.
     encrypted: bool,
+    /// What inflating each object stream (by body) costs.
     inflated: &'a HashMap<usize, usize>,
+    /// The integers each number may read as, sorted.
     values: HashMap<u32, Vec<u64>>,
+    /// Numbers whose value stored in an object stream is not known here.
     unknown: HashSet<u32>,
+    /// The streams (bodies) each number may read as.
     targets: HashMap<u32, Vec<usize>>,
+    /// What parsing each body costs, once reckoned.
     parsed: Vec<Option<usize>>,
+    /// What resolving a reference to each number costs, once reckoned.
     resolved: HashMap<u32, usize>,
+    /// What loading each container costs, once reckoned.
     inflations: HashMap<u32, usize>,
     /// The most of all the containers, once reckoned.
     most: Option<usize>,

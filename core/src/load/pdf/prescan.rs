@@ -113,7 +113,9 @@ struct ObjectInfo {
 
 /// What [`object_headers`] finds.
 struct Headers {
+    /// What is learnt about each object number of a stream.
     objects: HashMap<u32, ObjectInfo>,
+    /// The object and cross-reference streams, in file order.
     loader_streams: Vec<LoaderStream>,
     /// Tokens of the objects whose headers the lexical pass did not read (hidden in stream
     /// data, strings or comments), as lopdf would parse them.
@@ -135,10 +137,13 @@ struct Headers {
 struct LoaderStream {
     /// Its header, in [`Headers::bodies`].
     body: usize,
+    /// Its dictionary, as the decoder reads it.
     dict: Dictionary,
     /// An object stream's `/First`.
     first: Option<usize>,
+    /// Its data, as lopdf reads it for an object or cross-reference stream.
     data: Range<usize>,
+    /// `/Type /ObjStm`.
     object_stream: bool,
     /// A cross-reference stream's field widths, when lopdf can read its entries.
     widths: Option<[usize; 3]>,
@@ -152,6 +157,7 @@ struct LoaderStream {
 /// [`DICT_ITEMS`] items is read again, whole ([`index_numbering`]).
 #[derive(Clone)]
 struct Numbering {
+    /// The pairs (first number, count).
     pairs: Vec<(i64, i64)>,
     /// The next pair, and the next number in it.
     next: (usize, i64),
@@ -382,7 +388,9 @@ struct ObjectStreamCost {
 /// while loading, with what they tell: the entries of cross-reference streams, the integers
 /// stored in object streams, the tokens of their objects.
 struct Loading<'a> {
+    /// The file.
     bytes: &'a [u8],
+    /// Whether lopdf may take the file for encrypted.
     encrypted: bool,
     /// The numbers streams' lengths refer to.
     refs: HashSet<u32>,
@@ -693,8 +701,11 @@ fn trailers_encrypted(reading: &mut Reading<'_>) -> Result<bool> {
 /// Where a stream's header is: its number's digits, its dictionary, the end of its `stream`
 /// keyword.
 struct StreamAt {
+    /// The digits of its number.
     digits: Range<usize>,
+    /// Where its dictionary starts.
     dict: usize,
+    /// The end of its `stream` keyword.
     keyword_end: usize,
 }
 
@@ -702,7 +713,9 @@ struct StreamAt {
 /// [`limits::MAX_PDF_TOKENS`] items in all.
 #[derive(Default)]
 struct Kept {
+    /// What is learnt about each object number of a stream.
     objects: HashMap<u32, ObjectInfo>,
+    /// The object and cross-reference streams, in file order.
     loader_streams: Vec<LoaderStream>,
     /// The headers of streams, in file order.
     found: Vec<Body>,
@@ -803,11 +816,13 @@ fn check_kept(kept: usize) -> Result<()> {
 
 /// Reads of dictionaries in [`object_headers`], all of them together bounded.
 struct Reading<'a> {
+    /// The file.
     bytes: &'a [u8],
     /// Most bytes read in all, white space and comments skipped included.
     bound: usize,
     /// Bytes of dictionaries read so far.
     read: usize,
+    /// The white space and comments skipped between the parts of headers.
     spaces: Spaces<'a>,
 }
 
@@ -889,6 +904,7 @@ pub(super) fn skip(bytes: &[u8], from: usize, keep: impl Fn(u8) -> bool) -> usiz
 /// there the same way), so a comment is looked at once, not once for each header starting
 /// in it (`1%1%1%…` on one line).
 struct Spaces<'a> {
+    /// The file.
     bytes: &'a [u8],
     /// The run skipped that reaches furthest: from where, to where.
     furthest: Range<usize>,
@@ -897,6 +913,7 @@ struct Spaces<'a> {
 }
 
 impl<'a> Spaces<'a> {
+    /// Nothing skipped yet in `bytes`.
     fn new(bytes: &'a [u8]) -> Self {
         Self { bytes, furthest: usize::MAX..usize::MAX, looked_at: 0 }
     }
@@ -1023,6 +1040,7 @@ fn xref_widths(dict: &Value) -> Result<Option<[usize; 3]>> {
     })
 }
 
+/// Whether `dict` has `/Type` `ty`.
 fn is_type(dict: &Value, ty: &[u8]) -> bool {
     matches!(dict.get(b"Type"), Some(Value::Name(n)) if n == ty)
 }
@@ -1102,6 +1120,7 @@ fn check_length_chains(objects: &HashMap<u32, ObjectInfo>) -> Result<()> {
     Ok(())
 }
 
+/// [`Error::Limit`] for `/Length` references chained past [`MAX_LENGTH_CHAIN`].
 pub(super) fn too_long_chain() -> Error {
     Error::Limit(format!(
         "PDF stream lengths refer to stream lengths more than {MAX_LENGTH_CHAIN} levels deep"
@@ -1169,6 +1188,8 @@ fn to_dictionary(dict: &Value) -> Dictionary {
     out
 }
 
+/// `v`, at nesting level `depth`, as a lopdf object for the decoder: arrays and dictionaries
+/// from the third level on read as null (filter parameters are shallow).
 fn to_object(v: &Value, depth: usize) -> Object {
     match v {
         Value::Int(i) => Object::Integer(*i),
