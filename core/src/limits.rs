@@ -50,7 +50,10 @@ pub const MAX_DEPTH: usize = 512;
 pub const MAX_HTML_ATTRIBUTES: usize = 1024;
 
 /// Most bytes all of a PDF's compressed streams may inflate to, with the stream data the
-/// parser copies and the text it scans while loading (counted each time).
+/// parser copies and the text it scans while loading (counted each time). Of what the parser
+/// copies (stream data, and an encrypted file's raw objects), one copy of the file each is
+/// not counted: it is bounded by [`MAX_SOURCE_BYTES`] like the file, and charging it would
+/// refuse large real files; only the copies beyond it are.
 pub const MAX_INFLATED_BYTES: usize = 256 << 20;
 
 /// Most a PDF's streams may inflate relative to the file's size (above the first

@@ -30,11 +30,15 @@
 //! end (an object stream whose own length is stored in an object stream: each load starts
 //! afresh, and the stack overflowed) the file is refused, as it is when a container is a
 //! stream other than an object stream (which lopdf would inflate without a bound; real files
-//! never do it).
+//! never do it), and when a number named as a container has a compressed entry too (lopdf
+//! would load the container's own container, without a bound: see [`Nesting`]).
 //!
 //! When the trailer has an `/Encrypt`, lopdf first copies every entry's object raw, before it
 //! authenticates ([`RawObjects`]): when the file may be taken for encrypted, each entry is
 //! charged that copy as well.
+//!
+//! Of the stream copies, and of the raw copies, what exceeds one copy of the file is charged
+//! ([`first_copy_free`]): the first is bounded like the file itself.
 //!
 //! Every entry is also charged the long run of white space, digits and comments lopdf scans
 //! from its offset looking for a header ([`Scans`]), twice when the file may be taken for
@@ -55,6 +59,7 @@ const MAX_RESOLVE_DEPTH: usize = 2 * super::prescan::MAX_LENGTH_CHAIN + 4;
 /// A stream's `/Length` as lopdf reads it.
 #[derive(Debug, Clone, Copy)]
 pub(super) enum Length {
+    /// A direct integer.
     Direct(i64),
     /// A reference to this object number.
     Ref(u32),
@@ -67,14 +72,26 @@ pub(super) enum Length {
 pub(super) enum Kind {
     /// An integer object (not negative), as lopdf reads it.
     Int(u64),
+    /// A stream.
     Stream {
         /// Where its data starts, after the end of line that must follow `stream`; `None`
         /// when there is none (lopdf then reads the dictionary alone).
         data: Option<usize>,
+        /// Its `/Length`.
         length: Length,
         /// `/Type /ObjStm`.
         object_stream: bool,
     },
+}
+
+/// What lopdf parses of the object after a header: its tokens, and the bytes they span
+/// (stream data left out: its copies are reckoned by [`charge`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Parsed {
+    /// Tokens, as the lexical pass counts them.
+    pub(super) tokens: usize,
+    /// Bytes from the end of `obj` to the end of the object.
+    pub(super) bytes: usize,
 }
 
 /// An object header (`n g obj`) with an integer or a stream after it.
@@ -85,10 +102,12 @@ pub(super) struct Body {
     /// Where the digits of a number that fits in 32 bits may start: past the last digit other
     /// than `0` before the last ten.
     zeros: usize,
+    /// What its object is.
     pub(super) kind: Kind,
 }
 
 impl Body {
+    /// The header whose number's digits in `bytes` are `digits`, of an object of `kind`.
     pub(super) fn new(bytes: &[u8], digits: Range<usize>, kind: Kind) -> Self {
         let ten = digits.end.saturating_sub(10).max(digits.start);
         let head = bytes.get(digits.start..ten).unwrap_or_default();
@@ -157,6 +176,7 @@ pub(super) struct Landing {
 }
 
 impl Landing {
+    /// Where lopdf lands in `bytes` on each of `headers` (their digits, in file order).
     pub(super) fn new(bytes: &[u8], headers: &[Range<usize>]) -> Self {
         let mut runs: Vec<(Range<usize>, usize)> = Vec::new();
         if headers.is_empty() {
@@ -206,14 +226,18 @@ impl Landing {
 /// The in-use cross-reference entries (of tables and streams, wherever they are) counted for
 /// the header they lead to.
 pub(super) struct Entries<'a> {
+    /// The file.
     bytes: &'a [u8],
     /// Where lopdf's offsets count from: the first `%PDF-` (lopdf drops what comes before).
     base: usize,
+    /// The headers of streams and integers, in file order.
     bodies: &'a [Body],
     /// Where entries land: on every header.
     landing: Landing,
     /// The tokens of each header's object (32 bits: there may be millions of headers).
     tokens: Vec<u32>,
+    /// The bytes of each header's object lopdf parses (stream data left out).
+    spans: Vec<u32>,
     /// How many entries lead to each header.
     header_counts: Vec<u32>,
     /// The body of each header (`u32::MAX`: none).
@@ -239,10 +263,49 @@ pub(super) struct Entries<'a> {
     containers: HashMap<u32, Vec<u32>>,
     /// Numbers given more than [`MAX_CONTAINERS`] containers: any of [`Entries::all`].
     many: HashSet<u32>,
-    /// Containers of compressed entries whose number is not known here (past a `/Index` cut).
-    wild: HashSet<u32>,
     /// Every container of a compressed entry that a stream may be read as.
     all: HashSet<u32>,
+    /// The numbers of compressed entries and of their containers, checked against each other.
+    nesting: Nesting,
+}
+
+/// The object numbers compressed entries give, and those they name as object streams: a
+/// number in both is refused. The PDF specification forbids storing a stream in an object
+/// stream; lopdf, loading an object stream to resolve a length, loads the container's own
+/// container when its entry is compressed too, without a bound: through a cycle (an object
+/// stream stored in itself) it recursed until the stack overflowed and the process aborted,
+/// and through a chain it loaded, uncharged, another object stream for every length.
+#[derive(Default)]
+struct Nesting {
+    /// The numbers compressed entries give.
+    numbers: HashSet<u32>,
+    /// The numbers compressed entries name as object streams.
+    containers: HashSet<u32>,
+}
+
+impl Nesting {
+    /// Records a compressed entry giving `number` the container `container`.
+    fn check(&mut self, number: u32, container: u32) -> Result<()> {
+        let nested = if self.containers.contains(&number) || number == container {
+            Some(number)
+        } else {
+            self.numbers.contains(&container).then_some(container)
+        };
+        if let Some(stored) = nested {
+            return Err(crate::Error::Pdf(format!(
+                "object {stored} is stored in an object stream and is the object stream of another object (objects stored in object streams nest)"
+            )));
+        }
+        self.numbers.insert(number);
+        self.containers.insert(container);
+        if self.numbers.len().max(self.containers.len()) > crate::limits::MAX_PDF_TOKENS {
+            return Err(crate::Error::Limit(format!(
+                "the PDF stores more than {} objects in object streams",
+                crate::limits::MAX_PDF_TOKENS
+            )));
+        }
+        Ok(())
+    }
 }
 
 /// Most containers kept for one number (real files give one).
@@ -256,7 +319,7 @@ impl<'a> Entries<'a> {
     pub(super) fn new(
         bytes: &'a [u8],
         bodies: &'a [Body],
-        all: Vec<(Range<usize>, usize)>,
+        all: Vec<(Range<usize>, Parsed)>,
         encrypted: bool,
     ) -> Result<Self> {
         let mut order: Vec<usize> = (0..bodies.len()).collect();
@@ -272,10 +335,15 @@ impl<'a> Entries<'a> {
                 next.next();
             }
         }
-        let (headers, tokens): (Vec<Range<usize>>, Vec<u32>) = all
-            .into_iter()
-            .map(|(digits, tokens)| (digits, u32::try_from(tokens).unwrap_or(u32::MAX)))
-            .unzip();
+        let narrow = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+        let mut headers = Vec::with_capacity(all.len());
+        let mut tokens = Vec::with_capacity(all.len());
+        let mut spans = Vec::with_capacity(all.len());
+        for (digits, parsed) in all {
+            headers.push(digits);
+            tokens.push(narrow(parsed.tokens));
+            spans.push(narrow(parsed.bytes));
+        }
         let landing = Landing::new(bytes, &headers);
         drop(headers);
         let base = super::prescan::find(bytes, b"%PDF-", 0).unwrap_or(0);
@@ -295,6 +363,7 @@ impl<'a> Entries<'a> {
             landing,
             header_counts: vec![0; tokens.len()],
             tokens,
+            spans,
             body_of,
             counts,
             numbers,
@@ -306,46 +375,50 @@ impl<'a> Entries<'a> {
             stream_numbers,
             containers: HashMap::new(),
             many: HashSet::new(),
-            wild: HashSet::new(),
             all: HashSet::new(),
+            nesting: Nesting::default(),
         })
     }
 
-    /// Records a compressed entry (of a cross-reference stream) giving object `number` (`None`:
-    /// not known here) the object stream `container`. Only what matters is kept: containers a
-    /// stream may be read as, and numbers a length refers to.
-    pub(super) fn compressed(&mut self, number: Option<u32>, container: u32) {
+    /// Records a compressed entry (of a cross-reference stream) giving object `number` the
+    /// object stream `container`. Only what matters is kept: containers a stream may be read
+    /// as, and numbers a length refers to.
+    ///
+    /// # Errors
+    /// [`crate::Error::Pdf`] when a number named as an object stream also has a compressed
+    /// entry (see [`Nesting`]); [`crate::Error::Limit`] past [`crate::limits::MAX_PDF_TOKENS`]
+    /// of either.
+    pub(super) fn compressed(&mut self, number: u32, container: u32) -> Result<()> {
+        self.nesting.check(number, container)?;
         if !self.stream_numbers.contains(&container) {
-            return; // lopdf finds no stream to inflate.
+            return Ok(()); // lopdf finds no stream to inflate.
         }
         self.all.insert(container);
-        match number {
-            None => {
-                self.wild.insert(container);
-            }
-            Some(n) if self.refs.contains(&n) => {
-                let list = self.containers.entry(n).or_default();
-                if list.contains(&container) {
-                } else if list.len() < MAX_CONTAINERS {
-                    list.push(container);
-                } else {
-                    self.many.insert(n);
-                }
-            }
-            Some(_) => {}
+        if !self.refs.contains(&number) {
+            return Ok(());
         }
+        let list = self.containers.entry(number).or_default();
+        if list.contains(&container) {
+            return Ok(());
+        }
+        if list.len() < MAX_CONTAINERS {
+            list.push(container);
+        } else {
+            self.many.insert(number);
+        }
+        Ok(())
     }
 
     /// Whether lopdf may resolve a reference to `n` from an object stream.
     fn may_be_compressed(&self, n: u32) -> bool {
-        !self.wild.is_empty() || self.containers.contains_key(&n)
+        self.containers.contains_key(&n)
     }
 
     /// The containers lopdf may inflate to resolve a reference to `n`: those given it, and
-    /// whether any of [`Entries::wild`] or of [`Entries::all`] may be one.
-    fn containers_of(&self, n: u32) -> (&[u32], bool, bool) {
+    /// whether any of [`Entries::all`] may be one.
+    fn containers_of(&self, n: u32) -> (&[u32], bool) {
         let given = self.containers.get(&n).map_or(&[][..], Vec::as_slice);
-        (given, !self.wild.is_empty(), self.many.contains(&n))
+        (given, self.many.contains(&n))
     }
 
     /// Counts an in-use entry at `offset` (from lopdf's start of the file).
@@ -378,6 +451,18 @@ impl<'a> Entries<'a> {
         })
     }
 
+    /// The bytes of the objects lopdf parses again, for every entry past the first leading to
+    /// a header: it copies a string's bytes each time, and scans the white space after `obj`
+    /// each time (a 1.15 MB file of 4,000 entries leading to a string of 1 MiB made it keep
+    /// 4 GiB).
+    pub(super) fn repeated_bytes(&self) -> usize {
+        let repeated = self.header_counts.iter().zip(&self.spans);
+        repeated.fold(0usize, |sum, (&count, &bytes)| {
+            let again = count.saturating_sub(1) as usize;
+            sum.saturating_add(again.saturating_mul(bytes as usize))
+        })
+    }
+
     /// How many entries lead to body `i`.
     pub(super) fn count(&self, i: usize) -> usize {
         self.counts[i]
@@ -404,6 +489,7 @@ impl<'a> Entries<'a> {
 /// would take 20 minutes). Runs shorter than [`LONG_RUN`] cost at most that per entry, a small
 /// multiple of the entries' own size.
 struct Scans {
+    /// The long runs, in file order.
     runs: Vec<Range<usize>>,
 }
 
@@ -411,6 +497,7 @@ struct Scans {
 const LONG_RUN: usize = 256;
 
 impl Scans {
+    /// Finds the long runs of `bytes` in one pass.
     fn new(bytes: &[u8]) -> Self {
         let mut runs = Vec::new();
         let mut start: Option<usize> = None;
@@ -526,6 +613,7 @@ pub(super) fn length_refs(bodies: &[Body]) -> HashSet<u32> {
 /// Integers stored in object streams under a number a length refers to, as lopdf reads them.
 #[derive(Default)]
 pub(super) struct Stored {
+    /// The values read under each number.
     values: HashMap<u32, Vec<u64>>,
     /// Numbers whose stored value is not read here (an integer of more than
     /// [`STORED_LOOK`] bytes with the white space before it).
@@ -620,7 +708,7 @@ pub(super) fn charge(
         parsed: vec![None; bodies.len()],
         resolved: HashMap::new(),
         inflations: HashMap::new(),
-        most: [None; 2],
+        most: None,
     };
     let mut total = 0usize;
     for i in 0..bodies.len() {
@@ -629,24 +717,46 @@ pub(super) fn charge(
             total = total.saturating_add(count.saturating_mul(reckoner.parse(i, 0)?));
         }
     }
-    budget.take(total)
+    // The first copy of the file's stream data is not charged (see [`first_copy_free`]).
+    budget.take(first_copy_free(total, bytes))
+}
+
+/// What is charged of `copied` bytes copied from `bytes`: what exceeds one copy of the file.
+/// lopdf's first copy of what it parses (the stream data, and an encrypted file's raw
+/// objects, each about the file's size) is bounded by [`crate::limits::MAX_SOURCE_BYTES`]
+/// like the file itself; charging it would refuse large real files the budget's cap leaves
+/// little room (a 200 MB file whose streams inflate to 60 MB). Only copies beyond it are
+/// hostile, and charged (see [`crate::limits::MAX_INFLATED_BYTES`]).
+pub(super) fn first_copy_free(copied: usize, bytes: &[u8]) -> usize {
+    copied.saturating_sub(bytes.len())
 }
 
 /// Reckons what parsing an object and resolving a length cost, each once.
 struct Reckoner<'a> {
+    /// The file.
     bytes: &'a [u8],
+    /// The headers of streams and integers ([`Entries::bodies`]).
     bodies: &'a [Body],
+    /// The entries leading to them.
     entries: &'a Entries<'a>,
+    /// Whether lopdf may take the file for encrypted.
     encrypted: bool,
+    /// What inflating each object stream (by body) costs.
     inflated: &'a HashMap<usize, usize>,
+    /// The integers each number may read as, sorted.
     values: HashMap<u32, Vec<u64>>,
+    /// Numbers whose value stored in an object stream is not known here.
     unknown: HashSet<u32>,
+    /// The streams (bodies) each number may read as.
     targets: HashMap<u32, Vec<usize>>,
+    /// What parsing each body costs, once reckoned.
     parsed: Vec<Option<usize>>,
+    /// What resolving a reference to each number costs, once reckoned.
     resolved: HashMap<u32, usize>,
+    /// What loading each container costs, once reckoned.
     inflations: HashMap<u32, usize>,
-    /// The most of the wild containers, and of all of them, once reckoned.
-    most: [Option<usize>; 2],
+    /// The most of all the containers, once reckoned.
+    most: Option<usize>,
 }
 
 impl Reckoner<'_> {
@@ -683,38 +793,29 @@ impl Reckoner<'_> {
             let target = self.targets[&n][k];
             cost = cost.max(self.parse(target, depth)?);
         }
-        let (given, wild, all) = self.entries.containers_of(n);
+        let (given, all) = self.entries.containers_of(n);
         for &container in given {
             cost = cost.max(self.inflate(container, depth)?);
         }
-        // The most of a set of containers is reckoned once, whatever the numbers that may
-        // use it.
-        let entries = self.entries;
-        if wild {
-            cost = cost.max(self.inflate_most(&entries.wild, 0, depth)?);
-        }
         if all {
-            cost = cost.max(self.inflate_most(&entries.all, 1, depth)?);
+            cost = cost.max(self.inflate_most(depth)?);
         }
         self.resolved.insert(n, cost);
         Ok(cost)
     }
 
-    /// The most of [`Reckoner::inflate`] over `containers`, reckoned once (as set `which`).
-    fn inflate_most(
-        &mut self,
-        containers: &HashSet<u32>,
-        which: usize,
-        depth: usize,
-    ) -> Result<usize> {
-        if let Some(cost) = self.most[which] {
+    /// The most of [`Reckoner::inflate`] over all the containers, reckoned once, whatever
+    /// the numbers that may use it.
+    fn inflate_most(&mut self, depth: usize) -> Result<usize> {
+        if let Some(cost) = self.most {
             return Ok(cost);
         }
         let mut cost = 0usize;
-        for &container in containers {
+        let entries = self.entries;
+        for &container in &entries.all {
             cost = cost.max(self.inflate(container, depth)?);
         }
-        self.most[which] = Some(cost);
+        self.most = Some(cost);
         Ok(cost)
     }
 

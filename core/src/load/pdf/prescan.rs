@@ -40,12 +40,13 @@
 //! keeping every copy: so the in-use entries of the cross-reference tables and streams are
 //! read too (a stream's entries as lopdf reads them, to the end of its data), each counted
 //! for the object stream it leads to as it is read, and an object stream is charged once per
-//! entry leading to it.
+//! entry leading to it, its objects' tokens counted as often (lopdf parses them each time).
 //!
 //! lopdf keeps the object it parses at every entry until it has parsed them all, however many
 //! entries lead to one header: the tokens of each object (as the lexical pass counted them,
 //! to its `endobj`, or as they were read) are counted again for every entry past the first
-//! leading to it. So are an object stream's objects, once for every pair of its index (lopdf
+//! leading to it, and the bytes they span (stream data left out: a long string is copied, and
+//! white space scanned, each time) are charged to the budget as often. So are an object stream's objects, once for every pair of its index (lopdf
 //! parses the object at the offset of each pair, however many give one offset), and the
 //! bytes they take past the stream's own are charged to the budget.
 //!
@@ -64,7 +65,7 @@ use std::ops::Range;
 
 use pdf_extract::{Dictionary, Object};
 
-use super::copies::{self, Body, Entries, Kind, Length, Stored};
+use super::copies::{self, Body, Entries, Kind, Length, Parsed, Stored};
 use super::decode::{self, Budget, Decoded};
 use super::lex::{Lexer, Token};
 use super::value::{self, Value};
@@ -112,7 +113,9 @@ struct ObjectInfo {
 
 /// What [`object_headers`] finds.
 struct Headers {
+    /// What is learnt about each object number of a stream.
     objects: HashMap<u32, ObjectInfo>,
+    /// The object and cross-reference streams, in file order.
     loader_streams: Vec<LoaderStream>,
     /// Tokens of the objects whose headers the lexical pass did not read (hidden in stream
     /// data, strings or comments), as lopdf would parse them.
@@ -123,8 +126,8 @@ struct Headers {
     /// The headers of streams, in file order, then those of the integers a length may refer
     /// to.
     bodies: Vec<Body>,
-    /// Every header (its digits, in file order) with the tokens of its object.
-    all: Vec<(Range<usize>, usize)>,
+    /// Every header (its digits, in file order) with what lopdf parses of its object.
+    all: Vec<(Range<usize>, Parsed)>,
     /// Bytes read in all: dictionaries, and white space and comments skipped.
     #[cfg_attr(not(test), expect(dead_code, reason = "the tests check the bound"))]
     read: usize,
@@ -134,10 +137,13 @@ struct Headers {
 struct LoaderStream {
     /// Its header, in [`Headers::bodies`].
     body: usize,
+    /// Its dictionary, as the decoder reads it.
     dict: Dictionary,
     /// An object stream's `/First`.
     first: Option<usize>,
+    /// Its data, as lopdf reads it for an object or cross-reference stream.
     data: Range<usize>,
+    /// `/Type /ObjStm`.
     object_stream: bool,
     /// A cross-reference stream's field widths, when lopdf can read its entries.
     widths: Option<[usize; 3]>,
@@ -148,25 +154,26 @@ struct LoaderStream {
 /// The object numbers lopdf gives a cross-reference stream's entries, in order: those of its
 /// `/Index` pairs (first number, count), or of `[0 /Size]` when it has no `/Index` of
 /// integers; none without a `/Size` (lopdf fails to read the stream). An `/Index` longer than
-/// [`DICT_ITEMS`] items is not read: its entries' numbers are not known here.
+/// [`DICT_ITEMS`] items is read again, whole ([`index_numbering`]).
 #[derive(Clone)]
 struct Numbering {
+    /// The pairs (first number, count).
     pairs: Vec<(i64, i64)>,
     /// The next pair, and the next number in it.
     next: (usize, i64),
-    known: bool,
 }
 
 impl Numbering {
-    fn new(dict: &Value) -> Option<Self> {
+    /// The numbering of a cross-reference stream's dictionary, read with its `/Index` of at
+    /// most `max` items: `Ok(Err(()))` when the `/Index` holds `max` items or more (it may
+    /// have been cut).
+    fn new(dict: &Value, max: usize) -> std::result::Result<Option<Self>, ()> {
         let ints = |items: &[Value]| -> Option<Vec<i64>> {
             items.iter().map(|v| if let Value::Int(i) = v { Some(*i) } else { None }).collect()
         };
-        let Some(Value::Int(size)) = dict.get(b"Size") else { return None };
+        let Some(Value::Int(size)) = dict.get(b"Size") else { return Ok(None) };
         let index = match dict.get(b"Index") {
-            Some(Value::Array(items)) if items.len() >= DICT_ITEMS => {
-                return Some(Self { pairs: Vec::new(), next: (0, 0), known: false });
-            }
+            Some(Value::Array(items)) if items.len() >= max => return Err(()),
             Some(Value::Array(items)) => ints(items),
             _ => None,
         };
@@ -174,26 +181,81 @@ impl Numbering {
             Some(index) => index.chunks_exact(2).map(|p| (p[0], p[1])).collect(),
             None => vec![(0, *size)],
         };
-        Some(Self { pairs, next: (0, 0), known: true })
+        Ok(Some(Self { pairs, next: (0, 0) }))
     }
 
-    /// The number of the next entry: `Some(None)` when it is not known here, `None` when
-    /// lopdf reads no more entries.
-    fn next(&mut self) -> Option<Option<u32>> {
-        if !self.known {
-            return Some(None);
-        }
+    /// The number of the next entry; `None` when lopdf reads no more entries.
+    fn next(&mut self) -> Option<u32> {
         let (pair, j) = &mut self.next;
         while let Some(&(start, count)) = self.pairs.get(*pair) {
             if *j < count {
                 let number = start.wrapping_add(*j) as u32;
                 *j += 1;
-                return Some(Some(number));
+                return Some(number);
             }
             *pair += 1;
             *j = 0;
         }
         None
+    }
+}
+
+/// The numbering of the cross-reference stream whose dictionary `dict` (read with at most
+/// [`DICT_ITEMS`] items) starts at `from`: when its `/Index` was cut, the dictionary is read
+/// again for its `/Index` alone, whole, so that every compressed entry's number is known (a
+/// writer of many small updates may give thousands of pairs; lopdf reads them all).
+///
+/// # Errors
+/// [`Error::Limit`] for an `/Index` of more than [`limits::MAX_PDF_TOKENS`] items (the
+/// lexical pass refuses as many tokens anyway), or reading past the bound of `reading`.
+fn index_numbering(
+    reading: &mut Reading<'_>,
+    dict: &Value,
+    from: usize,
+) -> Result<Option<Numbering>> {
+    if let Ok(numbering) = Numbering::new(dict, DICT_ITEMS) {
+        return Ok(numbering);
+    }
+    let mut lexer = reading.lexer(from)?;
+    let whole = match lexer.next_token() {
+        Some(Token::DictOpen) => value::read_entries(
+            &mut lexer,
+            true,
+            &[b"Index", b"Size"],
+            &[],
+            limits::MAX_PDF_TOKENS,
+        )?,
+        _ => Value::Dict(Vec::new()),
+    };
+    reading.done(&lexer, from)?;
+    Numbering::new(&whole, limits::MAX_PDF_TOKENS).map_err(|()| {
+        Error::Limit(format!(
+            "a PDF cross-reference stream's /Index holds more than {} items",
+            limits::MAX_PDF_TOKENS
+        ))
+    })
+}
+
+/// An object whose header the lexical pass read, as it was when the pass read the header.
+#[derive(Clone, Copy)]
+struct Opened {
+    /// The tokens read before the object.
+    tokens: usize,
+    /// Where the object starts.
+    pos: usize,
+    /// Stream data skipped before the object.
+    skipped: usize,
+}
+
+impl Opened {
+    /// What lopdf parses of the object, which the pass has read up to `lexer`'s position,
+    /// having skipped `skipped` bytes of stream data in all.
+    fn parsed(self, lexer: &Lexer<'_>, skipped: usize) -> Parsed {
+        let span = lexer.pos().saturating_sub(self.pos);
+        Parsed {
+            tokens: lexer.tokens() - self.tokens,
+            bytes: span.saturating_sub(skipped - self.skipped),
+        }
     }
 }
 
@@ -204,141 +266,246 @@ impl Numbering {
 /// [`crate::Error::Limit`] naming the limit passed.
 pub(super) fn prescan(bytes: &[u8], budget: &mut Budget) -> Result<()> {
     let ends = positions(bytes, b"endstream");
-    // The lexical pass, front to back, stream data skipped.
-    let mut lexer = Lexer::new(bytes);
-    let mut encrypted = false;
-    let mut last_dict: Option<Value> = None;
-    // Where the objects whose headers the pass reads start (their tokens are counted), and
-    // their tokens (to the next `endobj` or header).
-    let mut bodies = Vec::new();
-    let mut body_tokens = Vec::new();
-    let mut open: Option<usize> = None;
-    while let Some(token) = lexer.next_token() {
-        match token {
-            Token::Keyword(b"obj") => {
-                check_tokens(lexer.tokens())?;
-                if let Some(from) = open {
-                    body_tokens.push(lexer.tokens() - from);
-                }
-                open = Some(lexer.tokens());
-                bodies.push(lexer.pos());
-            }
-            Token::Keyword(b"endobj") => {
-                if let Some(from) = open.take() {
-                    body_tokens.push(lexer.tokens() - from);
-                }
-            }
-            Token::DictOpen | Token::ArrayOpen => {
-                let dict = token == Token::DictOpen;
-                let value = value::read_entries(&mut lexer, dict, KEYS, WHOLE, DICT_ITEMS)?;
-                if value.get(b"Encrypt").is_some() {
-                    encrypted = true;
-                }
-                last_dict = dict.then_some(value);
-                continue;
-            }
-            Token::Keyword(b"stream") => {
-                let dict = last_dict.take().unwrap_or(Value::Dict(Vec::new()));
-                let (_, after) = stream_range(bytes, lexer.pos(), &dict, &ends, false);
-                lexer.set_pos(after);
-            }
-            _ => {}
-        }
-        last_dict = None;
-    }
-    let mut tokens = lexer.tokens();
-    check_tokens(tokens)?;
-    if let Some(from) = open {
-        body_tokens.push(tokens - from);
-    }
-    let headers = object_headers(bytes, &ends, &bodies, &body_tokens)?;
-    drop((bodies, body_tokens));
+    let lexed = lexical_pass(bytes, &ends)?;
+    let headers = object_headers(bytes, &ends, &lexed.bodies, &lexed.parsed)?;
+    drop(lexed.bodies);
+    drop(lexed.parsed);
     let Headers { objects, loader_streams, bodies, all, .. } = headers;
-    let encrypted = encrypted || headers.encrypted;
-    tokens = tokens.saturating_add(headers.tokens);
+    let encrypted = lexed.encrypted || headers.encrypted;
+    let mut tokens = lexed.tokens.saturating_add(headers.tokens);
     check_tokens(tokens)?;
     check_length_chains(&objects)?;
     // Where lopdf parses objects (the cross-reference entries in use): how many entries lead
     // to each stream and integer, read as which numbers.
     let mut entries = Entries::new(bytes, &bodies, all, encrypted)?;
     count_table_entries(bytes, &mut entries);
-    let refs = copies::length_refs(&bodies);
-    let mut stored = Stored::default();
-    // What inflating each object stream once costs.
-    let mut costs = Vec::new();
+    let mut loading = Loading {
+        bytes,
+        encrypted,
+        refs: copies::length_refs(&bodies),
+        stored: Stored::default(),
+        tokens,
+        costs: Vec::new(),
+    };
     for stream in &loader_streams {
-        let data = bytes.get(stream.data.clone()).unwrap_or_default();
-        let cost = if encrypted && stream.object_stream {
+        loading.load(stream, &mut entries, budget)?;
+    }
+    let Loading { stored, costs, .. } = loading;
+    tokens = loading.tokens;
+    // lopdf inflates an object stream again for every entry that leads to it, and parses its
+    // objects again (keeping every copy until the end): each entry past the first is charged
+    // again, and its objects' tokens counted again.
+    for cost in &costs {
+        let again = entries.count(cost.body).saturating_sub(1);
+        budget.take(cost.inflated.saturating_mul(again))?;
+        tokens = tokens.saturating_add(cost.tokens.saturating_mul(again));
+        check_tokens(tokens)?;
+    }
+    charge_repeats(bytes, &entries, encrypted, tokens, budget)?;
+    // The streams' data lopdf copies, for every entry leading to them. The values of integers
+    // in encrypted object streams are not known before lopdf decrypts them.
+    let inflated: HashMap<usize, usize> = costs.iter().map(|c| (c.body, c.inflated)).collect();
+    copies::charge(bytes, &entries, stored, encrypted, &inflated, budget)
+}
+
+/// What the lexical pass ([`lexical_pass`]) finds.
+struct Lexed {
+    /// Tokens outside streams.
+    tokens: usize,
+    /// Whether any dictionary read has an `/Encrypt`.
+    encrypted: bool,
+    /// Where the objects whose headers the pass reads start (their tokens are counted).
+    bodies: Vec<usize>,
+    /// What lopdf parses of each of them (to the next `endobj` or header).
+    parsed: Vec<Parsed>,
+}
+
+/// The lexical pass, front to back, stream data skipped (`ends`: the positions of
+/// `endstream`).
+///
+/// # Errors
+/// [`Error::Limit`] past [`limits::MAX_PDF_TOKENS`] tokens or [`limits::MAX_DEPTH`] levels.
+fn lexical_pass(bytes: &[u8], ends: &[usize]) -> Result<Lexed> {
+    let mut lexer = Lexer::new(bytes);
+    let mut encrypted = false;
+    let mut last_dict: Option<Value> = None;
+    let mut bodies = Vec::new();
+    let mut parsed = Vec::new();
+    let mut open: Option<Opened> = None;
+    // Stream data skipped so far.
+    let mut skipped = 0usize;
+    while let Some(token) = lexer.next_token() {
+        match token {
+            Token::Keyword(b"obj") => {
+                check_tokens(lexer.tokens())?;
+                if let Some(from) = open {
+                    parsed.push(from.parsed(&lexer, skipped));
+                }
+                open = Some(Opened { tokens: lexer.tokens(), pos: lexer.pos(), skipped });
+                bodies.push(lexer.pos());
+            }
+            Token::Keyword(b"endobj") => {
+                if let Some(from) = open.take() {
+                    parsed.push(from.parsed(&lexer, skipped));
+                }
+            }
+            Token::DictOpen | Token::ArrayOpen => {
+                let dict = token == Token::DictOpen;
+                let value = value::read_entries(&mut lexer, dict, KEYS, WHOLE, DICT_ITEMS)?;
+                encrypted |= value.get(b"Encrypt").is_some();
+                last_dict = dict.then_some(value);
+                continue;
+            }
+            Token::Keyword(b"stream") => {
+                let dict = last_dict.take().unwrap_or(Value::Dict(Vec::new()));
+                let (_, after) = stream_range(bytes, lexer.pos(), &dict, ends, false);
+                skipped += after.saturating_sub(lexer.pos());
+                lexer.set_pos(after);
+            }
+            _ => {}
+        }
+        last_dict = None;
+    }
+    let tokens = lexer.tokens();
+    check_tokens(tokens)?;
+    if let Some(from) = open {
+        parsed.push(from.parsed(&lexer, skipped));
+    }
+    Ok(Lexed { tokens, encrypted, bodies, parsed })
+}
+
+/// What loading an object stream once costs.
+struct ObjectStreamCost {
+    /// Its header, in [`Headers::bodies`].
+    body: usize,
+    /// What inflating it costs.
+    inflated: usize,
+    /// The tokens of its objects.
+    tokens: usize,
+}
+
+/// The loader streams (cross-reference and object streams) inflated as lopdf inflates them
+/// while loading, with what they tell: the entries of cross-reference streams, the integers
+/// stored in object streams, the tokens of their objects.
+struct Loading<'a> {
+    /// The file.
+    bytes: &'a [u8],
+    /// Whether lopdf may take the file for encrypted.
+    encrypted: bool,
+    /// The numbers streams' lengths refer to.
+    refs: HashSet<u32>,
+    /// Integers stored in object streams under those numbers.
+    stored: Stored,
+    /// Tokens counted so far.
+    tokens: usize,
+    /// What loading each object stream once costs.
+    costs: Vec<ObjectStreamCost>,
+}
+
+impl Loading<'_> {
+    /// Inflates `stream` once, charging `budget`, counting its entries (a cross-reference
+    /// stream's) into `entries` or its objects' tokens (an object stream's).
+    ///
+    /// # Errors
+    /// [`Error::Limit`] past the budget or a limit; [`Error::Pdf`] for an object stream stored
+    /// in an object stream.
+    fn load(
+        &mut self,
+        stream: &LoaderStream,
+        entries: &mut Entries<'_>,
+        budget: &mut Budget,
+    ) -> Result<()> {
+        let data = self.bytes.get(stream.data.clone()).unwrap_or_default();
+        let (inflated, tokens) = if self.encrypted && stream.object_stream {
             // Encrypted data cannot be inflated before lopdf decrypts it: charge the most
             // it could inflate to.
             // Its tokens are not counted: charging them as a token a byte would refuse most
             // real encrypted files that use object streams (see the module docs).
             let cost = data.len().saturating_mul(decode_chain_ratio(&stream.dict));
             budget.take(cost)?;
-            cost
+            (cost, 0)
         } else {
-            let decoded = decode::decode(&stream.dict, data, budget)?;
-            // The objects lopdf parses for the index of an object stream, read undecoded
-            // too (as lopdf reads it when it cannot decode it).
-            let mut indexed = (0, 0);
-            if let Some(first) = stream.first.filter(|_| stream.object_stream) {
-                stored.read(data, first, &refs);
-                let bound = data.len().saturating_add(budget.limit());
-                indexed = indexed_objects(data, first, bound)?;
-                if let Decoded::Bytes(inflated) = &decoded {
-                    stored.read(inflated, first, &refs);
-                    let bound = inflated.len().saturating_add(budget.limit());
-                    let (tokens, read) = indexed_objects(inflated, first, bound)?;
-                    indexed = (indexed.0.max(tokens), indexed.1.max(read));
-                }
-            }
-            match decoded {
-                Decoded::Bytes(inflated) if stream.object_stream => {
-                    // As many tokens as lopdf parses for the index, when that is more (pairs
-                    // giving one offset).
-                    tokens = tokens.saturating_add(check_nesting(&inflated)?.max(indexed.0));
-                    check_tokens(tokens)?;
-                    budget.take(indexed.1.saturating_sub(inflated.len()))?;
-                    inflated.len()
-                }
-                Decoded::Bytes(data) => {
+            match decode::decode(&stream.dict, data, budget)? {
+                Decoded::Bytes(decoded) if !stream.object_stream => {
                     if let Some(widths) = stream.widths {
-                        count_stream_entries(widths, stream.numbering.clone(), &data, &mut entries);
+                        let numbering = stream.numbering.clone();
+                        count_stream_entries(widths, numbering, &decoded, entries)?;
                     }
-                    0
+                    (0, 0)
                 }
-                Decoded::Image if stream.object_stream => {
-                    // lopdf cannot decode it either: it parses the data as it is.
-                    tokens = tokens.saturating_add(indexed.0);
-                    check_tokens(tokens)?;
-                    budget.take(indexed.1.saturating_sub(data.len()))?;
-                    0
-                }
-                Decoded::Image => 0,
+                Decoded::Image if !stream.object_stream => (0, 0),
+                decoded => self.object_stream(stream, data, decoded, budget)?,
             }
         };
         if stream.object_stream {
-            costs.push((stream.body, cost));
+            self.costs.push(ObjectStreamCost { body: stream.body, inflated, tokens });
         }
+        Ok(())
     }
-    // lopdf inflates an object stream again for every entry that leads to it (and keeps every
-    // copy until the end): each entry past the first is charged again.
-    for &(body, cost) in &costs {
-        budget.take(cost.saturating_mul(entries.count(body).saturating_sub(1)))?;
+
+    /// Reads an object stream whose `data` decoded as `decoded`: its stored integers, and the
+    /// tokens and bytes lopdf parses for its index, counted and charged. Returns what
+    /// inflating it costs, and the tokens of its objects.
+    fn object_stream(
+        &mut self,
+        stream: &LoaderStream,
+        data: &[u8],
+        decoded: Decoded,
+        budget: &mut Budget,
+    ) -> Result<(usize, usize)> {
+        // The objects lopdf parses for the index, read undecoded too (as lopdf reads it when
+        // it cannot decode it).
+        let mut indexed = (0, 0);
+        if let Some(first) = stream.first {
+            self.stored.read(data, first, &self.refs);
+            let bound = data.len().saturating_add(budget.limit());
+            indexed = indexed_objects(data, first, bound)?;
+            if let Decoded::Bytes(inflated) = &decoded {
+                self.stored.read(inflated, first, &self.refs);
+                let bound = inflated.len().saturating_add(budget.limit());
+                let (tokens, read) = indexed_objects(inflated, first, bound)?;
+                indexed = (indexed.0.max(tokens), indexed.1.max(read));
+            }
+        }
+        let (inflated, objects, parsed) = match decoded {
+            // As many tokens as lopdf parses for the index, when that is more (pairs giving
+            // one offset).
+            Decoded::Bytes(inflated) => {
+                (inflated.len(), check_nesting(&inflated)?.max(indexed.0), inflated.len())
+            }
+            // lopdf cannot decode it either: it parses the data as it is.
+            Decoded::Image => (0, indexed.0, data.len()),
+        };
+        self.tokens = self.tokens.saturating_add(objects);
+        check_tokens(self.tokens)?;
+        budget.take(indexed.1.saturating_sub(parsed))?;
+        Ok((inflated, objects))
     }
-    // The streams' data lopdf copies, for every entry leading to them. The values of integers
-    // in encrypted object streams are not known before lopdf decrypts them.
+}
+
+/// Counts and charges what lopdf parses again for every entry past the first leading to an
+/// object (its tokens, `tokens` counted so far, and its bytes), the raw copies of an
+/// encrypted document beyond the first, and the long runs scanned from the entries' offsets.
+///
+/// # Errors
+/// [`Error::Limit`] past [`limits::MAX_PDF_TOKENS`] or the budget.
+fn charge_repeats(
+    bytes: &[u8],
+    entries: &Entries<'_>,
+    encrypted: bool,
+    tokens: usize,
+    budget: &mut Budget,
+) -> Result<()> {
     // lopdf keeps the object it parses at every entry until it has parsed them all: the
     // tokens of an object are counted again for every entry past the first leading to it.
-    tokens = tokens.saturating_add(entries.repeated_tokens());
-    check_tokens(tokens)?;
-    // An encrypted document's objects are copied raw first.
-    budget.take(entries.raw_bytes())?;
+    check_tokens(tokens.saturating_add(entries.repeated_tokens()))?;
+    // And it parses the bytes again (a string may be long; white space is scanned).
+    budget.take(entries.repeated_bytes())?;
+    // An encrypted document's objects are copied raw first (beyond one copy of the file).
+    budget.take(copies::first_copy_free(entries.raw_bytes(), bytes))?;
     // The long runs scanned from the entries' offsets: again when lopdf parses the raw copies
     // of an encrypted document.
-    budget.take(entries.scanned().saturating_mul(1 + usize::from(encrypted)))?;
-    let inflated: HashMap<usize, usize> = costs.into_iter().collect();
-    copies::charge(bytes, &entries, stored, encrypted, &inflated, budget)
+    budget.take(entries.scanned().saturating_mul(1 + usize::from(encrypted)))
 }
 
 /// Counts the in-use entries (`0000001234 00000 n`) of cross-reference tables, wherever they
@@ -377,12 +544,16 @@ fn number(digits: &[u8]) -> Option<usize> {
 /// (whatever `/Index` says: more entries only cost a little budget), a field of `n` bytes as
 /// the 32-bit number of its last four, an entry of a type other than 0, 1 or 2 being its
 /// type field alone, and every entry of type 1 when the type has no field.
+///
+/// # Errors
+/// [`Error::Pdf`] for an object stream stored in an object stream (see
+/// [`Entries::compressed`]).
 fn count_stream_entries(
     widths: [usize; 3],
     mut numbering: Option<Numbering>,
     data: &[u8],
     entries: &mut Entries<'_>,
-) {
+) -> Result<()> {
     let [kind, offset, generation] = widths;
     let mut pos = 0usize;
     let mut field = |width: usize| {
@@ -401,12 +572,13 @@ fn count_stream_entries(
         } else if entry_type == 2
             && let Some(number) = number
         {
-            entries.compressed(number, value);
+            entries.compressed(number, value)?;
         }
         if kind + offset + generation == 0 {
             break;
         }
     }
+    Ok(())
 }
 
 /// Every `n g obj` header in the file, wherever it is: lopdf parses an object at each offset
@@ -431,20 +603,14 @@ fn object_headers(
     bytes: &[u8],
     ends: &[usize],
     lexed: &[usize],
-    lexed_tokens: &[usize],
+    lexed_parsed: &[Parsed],
 ) -> Result<Headers> {
-    let mut objects: HashMap<u32, ObjectInfo> = HashMap::new();
-    let mut loader_streams = Vec::new();
     let bound = bytes.len().saturating_mul(2).saturating_add(1 << 20);
     let mut reading = Reading { bytes, bound, read: 0, spaces: Spaces::new(bytes) };
+    let mut kept = Kept::default();
     let mut encrypted = false;
     let mut tokens = 0usize;
-    let mut found = Vec::new();
     let mut all = Vec::new();
-    // Integer objects, of which only those a length may refer to are kept.
-    let mut ints: Vec<(Range<usize>, u64)> = Vec::new();
-    // Object numbers, streams and integers kept, bounded by the token limit.
-    let mut kept = 0usize;
     let mut pos = 0;
     while let Some(offset) = bytes.get(pos..).and_then(|b| b.iter().position(u8::is_ascii_digit)) {
         let run_start = pos + offset;
@@ -477,80 +643,27 @@ fn object_headers(
             tokens = tokens.saturating_add(lexer.tokens());
             check_tokens(tokens)?;
         }
-        let object_tokens = match lexed_at {
-            Ok(i) => lexed_tokens.get(i).copied().unwrap_or(0),
-            Err(_) => lexer.tokens(),
+        let object = match lexed_at {
+            Ok(i) => lexed_parsed.get(i).copied().unwrap_or_default(),
+            Err(_) => Parsed { tokens: lexer.tokens(), bytes: lexer.pos() - body },
         };
-        all.push((run_start..run_end, object_tokens));
+        all.push((run_start..run_end, object));
         check_kept(all.len())?;
         // A cross-reference stream is its file's trailer too.
         encrypted |= dict.as_ref().is_some_and(|d| d.get(b"Encrypt").is_some());
         let digits = run_start..run_end;
-        if dict.is_none()
-            && let Some(value) = copies::integer_at(bytes, first)
-        {
-            ints.push((digits, value));
-            kept += 1;
-            check_kept(kept)?;
-            continue;
-        }
-        let Some(dict) = dict.filter(|_| is_stream) else { continue };
-        let length_ref = match dict.get(b"Length") {
-            Some(Value::Ref(n, _)) => u32::try_from(*n).ok(),
-            _ => None,
-        };
-        let length = match (dict.get(b"Length"), length_ref) {
-            (_, Some(n)) => Length::Ref(n),
-            (Some(Value::Int(n)), _) => Length::Direct(*n),
-            _ => Length::Other,
-        };
-        let data = copies::data_start(bytes, lexer.pos());
-        let object_stream = is_type(&dict, b"ObjStm");
-        found.push(Body::new(bytes, digits.clone(), Kind::Stream { data, length, object_stream }));
-        kept += 1;
-        // lopdf reads any stream where a cross-reference section should be as one.
-        let xref = is_type(&dict, b"XRef") || dict.get(b"W").is_some();
-        if length_ref.is_some() || object_stream {
-            let numbers = suffix_numbers(bytes.get(run_start..run_end).unwrap_or_default());
-            kept = kept.saturating_add(numbers.len());
-            for n in numbers {
-                let info = objects.entry(n).or_default();
-                info.length_refs.extend(length_ref);
-                info.object_stream |= object_stream;
+        match dict {
+            None => kept.integer(bytes, digits, first)?,
+            Some(dict) if is_stream => {
+                let at = StreamAt { digits, dict: first, keyword_end: lexer.pos() };
+                kept.stream(&mut reading, ends, &dict, at)?;
             }
-        }
-        kept += usize::from(object_stream || xref);
-        check_kept(kept)?;
-        let widths = if xref { xref_widths(&dict)? } else { None };
-        if object_stream || xref {
-            let (data, _) = stream_range(bytes, lexer.pos(), &dict, ends, true);
-            let first = match dict.get(b"First") {
-                Some(Value::Int(n)) => usize::try_from(*n).ok(),
-                _ => None,
-            };
-            loader_streams.push(LoaderStream {
-                body: found.len() - 1,
-                dict: to_dictionary(&dict),
-                first,
-                data,
-                object_stream,
-                widths,
-                numbering: if xref { Numbering::new(&dict) } else { None },
-            });
+            Some(_) => {}
         }
     }
-    // lopdf reads the trailer where the end of the file says, which may be anywhere.
-    let mut from = 0;
-    while let Some(at) = find(bytes, b"trailer", from) {
-        from = at + b"trailer".len();
-        let mut lexer = reading.lexer(from)?;
-        if lexer.next_token() == Some(Token::DictOpen) {
-            let dict = value::read_entries(&mut lexer, true, &[b"Encrypt"], &[], DICT_ITEMS)?;
-            encrypted |= dict.get(b"Encrypt").is_some();
-        }
-        reading.done(&lexer, from)?;
-    }
+    encrypted |= trailers_encrypted(&mut reading)?;
     let read = reading.read.saturating_add(reading.spaces.looked_at);
+    let Kept { objects, loader_streams, mut found, ints, .. } = kept;
     // The integers a stream's length may refer to (by any last digits of their number) follow
     // the streams.
     let refs = copies::length_refs(&found);
@@ -561,6 +674,132 @@ fn object_headers(
         }
     }
     Ok(Headers { objects, loader_streams, tokens, encrypted, bodies: found, all, read })
+}
+
+/// Whether any `trailer` dictionary in the file has an `/Encrypt`: lopdf reads the trailer
+/// where the end of the file says, which may be anywhere.
+///
+/// # Errors
+/// [`Error::Limit`] reading past the bound of `reading`, or nesting past
+/// [`limits::MAX_DEPTH`].
+fn trailers_encrypted(reading: &mut Reading<'_>) -> Result<bool> {
+    let bytes = reading.bytes;
+    let mut encrypted = false;
+    let mut from = 0;
+    while let Some(at) = find(bytes, b"trailer", from) {
+        from = at + b"trailer".len();
+        let mut lexer = reading.lexer(from)?;
+        if lexer.next_token() == Some(Token::DictOpen) {
+            let dict = value::read_entries(&mut lexer, true, &[b"Encrypt"], &[], DICT_ITEMS)?;
+            encrypted |= dict.get(b"Encrypt").is_some();
+        }
+        reading.done(&lexer, from)?;
+    }
+    Ok(encrypted)
+}
+
+/// Where a stream's header is: its number's digits, its dictionary, the end of its `stream`
+/// keyword.
+struct StreamAt {
+    /// The digits of its number.
+    digits: Range<usize>,
+    /// Where its dictionary starts.
+    dict: usize,
+    /// The end of its `stream` keyword.
+    keyword_end: usize,
+}
+
+/// What [`object_headers`] keeps of the headers it reads, bounded by
+/// [`limits::MAX_PDF_TOKENS`] items in all.
+#[derive(Default)]
+struct Kept {
+    /// What is learnt about each object number of a stream.
+    objects: HashMap<u32, ObjectInfo>,
+    /// The object and cross-reference streams, in file order.
+    loader_streams: Vec<LoaderStream>,
+    /// The headers of streams, in file order.
+    found: Vec<Body>,
+    /// Integer objects, of which only those a length may refer to are kept in the end.
+    ints: Vec<(Range<usize>, u64)>,
+    /// Object numbers, streams and integers kept.
+    count: usize,
+}
+
+impl Kept {
+    /// Keeps the header whose number's digits are `digits` when its object, starting at
+    /// `first`, is an integer.
+    fn integer(&mut self, bytes: &[u8], digits: Range<usize>, first: usize) -> Result<()> {
+        if let Some(value) = copies::integer_at(bytes, first) {
+            self.ints.push((digits, value));
+            self.count += 1;
+            check_kept(self.count)?;
+        }
+        Ok(())
+    }
+
+    /// Keeps the header of a stream at `at`, of dictionary `dict`: its length, whether it is
+    /// an object stream, and, for a loader stream (an object or cross-reference stream),
+    /// what lopdf inflates and reads of it.
+    ///
+    /// # Errors
+    /// [`Error::Limit`] past [`limits::MAX_PDF_TOKENS`] items kept or reading past the bound
+    /// of `reading`; [`Error::Pdf`] for a cross-reference stream lopdf would loop on.
+    fn stream(
+        &mut self,
+        reading: &mut Reading<'_>,
+        ends: &[usize],
+        dict: &Value,
+        at: StreamAt,
+    ) -> Result<()> {
+        let bytes = reading.bytes;
+        let length_ref = match dict.get(b"Length") {
+            Some(Value::Ref(n, _)) => u32::try_from(*n).ok(),
+            _ => None,
+        };
+        let length = match (dict.get(b"Length"), length_ref) {
+            (_, Some(n)) => Length::Ref(n),
+            (Some(Value::Int(n)), _) => Length::Direct(*n),
+            _ => Length::Other,
+        };
+        let data = copies::data_start(bytes, at.keyword_end);
+        let object_stream = is_type(dict, b"ObjStm");
+        let kind = Kind::Stream { data, length, object_stream };
+        self.found.push(Body::new(bytes, at.digits.clone(), kind));
+        self.count += 1;
+        // lopdf reads any stream where a cross-reference section should be as one.
+        let xref = is_type(dict, b"XRef") || dict.get(b"W").is_some();
+        if length_ref.is_some() || object_stream {
+            let numbers = suffix_numbers(bytes.get(at.digits).unwrap_or_default());
+            self.count = self.count.saturating_add(numbers.len());
+            for n in numbers {
+                let info = self.objects.entry(n).or_default();
+                info.length_refs.extend(length_ref);
+                info.object_stream |= object_stream;
+            }
+        }
+        self.count += usize::from(object_stream || xref);
+        check_kept(self.count)?;
+        if !(object_stream || xref) {
+            return Ok(());
+        }
+        let widths = if xref { xref_widths(dict)? } else { None };
+        let numbering = if xref { index_numbering(reading, dict, at.dict)? } else { None };
+        let (data, _) = stream_range(bytes, at.keyword_end, dict, ends, true);
+        let first = match dict.get(b"First") {
+            Some(Value::Int(n)) => usize::try_from(*n).ok(),
+            _ => None,
+        };
+        self.loader_streams.push(LoaderStream {
+            body: self.found.len() - 1,
+            dict: to_dictionary(dict),
+            first,
+            data,
+            object_stream,
+            widths,
+            numbering,
+        });
+        Ok(())
+    }
 }
 
 /// Refuses more than [`limits::MAX_PDF_TOKENS`] object numbers, streams and integers kept by
@@ -577,11 +816,13 @@ fn check_kept(kept: usize) -> Result<()> {
 
 /// Reads of dictionaries in [`object_headers`], all of them together bounded.
 struct Reading<'a> {
+    /// The file.
     bytes: &'a [u8],
     /// Most bytes read in all, white space and comments skipped included.
     bound: usize,
     /// Bytes of dictionaries read so far.
     read: usize,
+    /// The white space and comments skipped between the parts of headers.
     spaces: Spaces<'a>,
 }
 
@@ -663,6 +904,7 @@ pub(super) fn skip(bytes: &[u8], from: usize, keep: impl Fn(u8) -> bool) -> usiz
 /// there the same way), so a comment is looked at once, not once for each header starting
 /// in it (`1%1%1%…` on one line).
 struct Spaces<'a> {
+    /// The file.
     bytes: &'a [u8],
     /// The run skipped that reaches furthest: from where, to where.
     furthest: Range<usize>,
@@ -671,6 +913,7 @@ struct Spaces<'a> {
 }
 
 impl<'a> Spaces<'a> {
+    /// Nothing skipped yet in `bytes`.
     fn new(bytes: &'a [u8]) -> Self {
         Self { bytes, furthest: usize::MAX..usize::MAX, looked_at: 0 }
     }
@@ -797,6 +1040,7 @@ fn xref_widths(dict: &Value) -> Result<Option<[usize; 3]>> {
     })
 }
 
+/// Whether `dict` has `/Type` `ty`.
 fn is_type(dict: &Value, ty: &[u8]) -> bool {
     matches!(dict.get(b"Type"), Some(Value::Name(n)) if n == ty)
 }
@@ -876,6 +1120,7 @@ fn check_length_chains(objects: &HashMap<u32, ObjectInfo>) -> Result<()> {
     Ok(())
 }
 
+/// [`Error::Limit`] for `/Length` references chained past [`MAX_LENGTH_CHAIN`].
 pub(super) fn too_long_chain() -> Error {
     Error::Limit(format!(
         "PDF stream lengths refer to stream lengths more than {MAX_LENGTH_CHAIN} levels deep"
@@ -943,6 +1188,8 @@ fn to_dictionary(dict: &Value) -> Dictionary {
     out
 }
 
+/// `v`, at nesting level `depth`, as a lopdf object for the decoder: arrays and dictionaries
+/// from the third level on read as null (filter parameters are shallow).
 fn to_object(v: &Value, depth: usize) -> Object {
     match v {
         Value::Int(i) => Object::Integer(*i),
@@ -985,7 +1232,8 @@ mod tests {
         let headers = object_headers(bytes, &[], &[], &[]).expect("reads");
         assert_eq!(headers.tokens, 11);
         let body = find(bytes, b"obj", 0).expect("a header") + 3;
-        let headers = object_headers(bytes, &[], &[body], &[1]).expect("reads");
+        let headers =
+            object_headers(bytes, &[], &[body], &[Parsed { tokens: 1, bytes: 1 }]).expect("reads");
         assert_eq!(headers.tokens, 0);
     }
 }

@@ -1326,16 +1326,28 @@ fn encrypted_raw_copies_are_charged() {
 /// `bytes` with an update appended: a cross-reference stream whose entries store each of
 /// `numbers` in the object stream `container`.
 fn with_compressed(bytes: &[u8], numbers: &[usize], container: usize) -> Vec<u8> {
+    let pairs: Vec<(usize, usize)> = numbers.iter().map(|&n| (n, container)).collect();
+    with_compressed_pairs(bytes, &pairs, 0)
+}
+
+/// `bytes` with an update appended: a cross-reference stream whose entries store each number
+/// of `pairs` in its object stream, followed by `free` free entries, each in a pair of its
+/// `/Index` (numbers from 200,000).
+fn with_compressed_pairs(bytes: &[u8], pairs: &[(usize, usize)], free: usize) -> Vec<u8> {
     let (previous, root) = last_section(bytes);
     let mut index = String::new();
     let mut data = Vec::new();
-    for n in numbers {
+    for &(n, container) in pairs {
         index.push_str(&format!("{n} 1 "));
         data.push(2);
         data.extend_from_slice(&u32::try_from(container).unwrap().to_be_bytes());
         data.extend_from_slice(&[0, 0]);
     }
-    let size = numbers.iter().max().unwrap_or(&0) + 1;
+    for k in 0..free {
+        index.push_str(&format!("{} 1 ", 200_000 + 2 * k));
+        data.extend_from_slice(&[0; 7]);
+    }
+    let size = 200_000 + 2 * free + pairs.iter().map(|p| p.0).max().unwrap_or(0) + 1;
     let mut updated = bytes.to_vec();
     let section = updated.len();
     updated.extend_from_slice(
@@ -1472,5 +1484,141 @@ fn object_stream_pairs_giving_one_offset_are_counted() {
             Err(Error::Limit(m)) if count == 110 && m.contains("inflate past") => {}
             other => panic!("{count}: {other:?}"),
         }
+    }
+}
+
+/// Found in review: a cross-reference stream's `/Index` of 4,096 items or more was cut, its
+/// compressed entries' numbers taken for unknown, and any of them for the length of the
+/// object stream holding one: a legitimate update section of 2,100 pairs was refused as a
+/// cycle of lengths. The `/Index` is read whole: the file reads, as it does with one pair.
+#[test]
+fn long_cross_reference_indexes_are_read_whole() {
+    let mut pdf = Pdf::default();
+    let length = pdf.obj("0");
+    let mut payload = b"700 0 ".to_vec();
+    let first = payload.len();
+    payload.extend_from_slice(b"(hello)");
+    let packed_data = zlib(&payload);
+    pdf.set(length, packed_data.len().to_string());
+    let mut body = format!(
+        "<< /Type /ObjStm /N 1 /First {first} /Filter /FlateDecode /Length {length} 0 R >>\nstream\n"
+    )
+    .into_bytes();
+    body.extend_from_slice(&packed_data);
+    body.extend_from_slice(b"\nendstream");
+    let packed = pdf.obj(body);
+    let bytes = pages_pdf(&mut pdf, &[b"BT /F1 12 Tf (Harbour) Tj ET"], "");
+    for free in [0, 2100] {
+        let text = text_of(&with_compressed_pairs(&bytes, &[(700, packed)], free));
+        assert_eq!(text.expect("reads").trim(), "Harbour", "{free} free entries");
+    }
+}
+
+/// Found in review: lopdf, loading an object stream to resolve a `/Length`, loads the object
+/// stream's own container when its entry is compressed too. Through a cycle (88888 stored in
+/// itself) it recursed until the stack overflowed and aborted the process; through a chain
+/// (88888 stored in a real object stream) it loaded that object stream, uncharged, for every
+/// such length (2,000 streams of 8 MiB object streams, 16 GB). The PDF specification forbids
+/// storing a stream in an object stream: a number named as an object stream that has a
+/// compressed entry too makes the file unreadable, before lopdf runs.
+#[test]
+fn object_streams_stored_in_object_streams_are_refused() {
+    let mut pdf = Pdf::default();
+    let mut payload = b"88888 0 ".to_vec();
+    let first = payload.len();
+    payload.push(b'3');
+    let packed = pdf.stream(
+        &format!("/Type /ObjStm /N 1 /First {first} /Filter /FlateDecode"),
+        &zlib(&payload),
+    );
+    pdf.obj("<< /Length 9000 0 R >>\nstream\nabc\nendstream");
+    let bytes = pages_pdf(&mut pdf, &[b"BT /F1 12 Tf (Harbour) Tj ET"], "");
+    for (pairs, nested) in [
+        (vec![(9000, 88888), (88888, 88888)], 88888),
+        (vec![(88888, 88888), (9000, 88888)], 88888),
+        (vec![(9000, 88888), (88888, packed)], 88888),
+        (vec![(88888, packed), (9000, 88888)], 88888),
+    ] {
+        let err = text_of(&with_compressed_pairs(&bytes, &pairs, 0)).expect_err("refused");
+        let expected = format!("object {nested} is stored in an object stream");
+        assert!(matches!(&err, Error::Pdf(m) if m.contains(&expected)), "{pairs:?}: {err}");
+    }
+    let text = text_of(&with_compressed_pairs(&bytes, &[(9000, packed)], 0));
+    assert_eq!(text.expect("reads").trim(), "Harbour");
+}
+
+/// Found in review: lopdf parses an object again for every entry leading to it, copying a
+/// string's bytes and scanning the white space after `obj` each time, but only the object's
+/// tokens were counted: 4,000 entries leading to a string of 1 MiB made a 1.15 MB file hold
+/// 4 GiB, and 400,000 entries leading to 4 MiB of spaces before an integer would scan 1.6 TB.
+/// The object's bytes are charged to the inflate budget for every entry past the first: 300
+/// entries leading to 128 KiB of either are refused; two read.
+#[test]
+fn objects_parsed_for_every_entry_are_charged_their_bytes() {
+    for object in [format!("({})", "x".repeat(128 << 10)), format!("{}5", " ".repeat(128 << 10))] {
+        for count in [2, 300] {
+            let mut pdf = Pdf::default();
+            let long = pdf.obj(&object);
+            let bytes = pages_pdf(&mut pdf, &[b"BT /F1 12 Tf (Harbour) Tj ET"], "");
+            let header = position(&bytes, format!("\n{long} 0 obj").as_bytes()) + 1;
+            let entries: Vec<(usize, usize)> = (0..count).map(|k| (100 + k, header)).collect();
+            match text_of(&with_entries(&bytes, &entries, "")) {
+                Ok(text) if count == 2 => assert_eq!(text.trim(), "Harbour"),
+                Err(Error::Limit(m)) if count == 300 && m.contains("inflate past") => {}
+                other => panic!("{count}: {other:?}"),
+            }
+        }
+    }
+}
+
+/// Found in review: lopdf parses an object stream's objects again for every entry leading to
+/// the object stream, and keeps them all, but they were counted once: 250 entries leading to
+/// an object stream of an array of 500,000 numbers made lopdf hold 125 million objects. Its
+/// objects' tokens are counted again for every entry past the first: 110 entries leading to
+/// an array of 40,000 numbers (its inflated size well within the budget, padded with a long
+/// string) pass the token limit; two read.
+#[test]
+fn object_stream_objects_are_counted_for_every_entry() {
+    for count in [2, 110] {
+        let mut pdf = Pdf::default();
+        let mut payload = b"500 0 ".to_vec();
+        let first = payload.len();
+        payload.extend_from_slice(format!("[{}]", "0 ".repeat(40_000)).as_bytes());
+        let packed = pdf.stream(
+            &format!("/Type /ObjStm /N 1 /First {first} /Filter /FlateDecode"),
+            &zlib(&payload),
+        );
+        pdf.obj(format!("<< /Pad ({}) >>", "p".repeat(1 << 20)));
+        let bytes = pages_pdf(&mut pdf, &[b"BT /F1 12 Tf (Harbour) Tj ET"], "");
+        let header = position(&bytes, format!("\n{packed} 0 obj").as_bytes()) + 1;
+        let entries: Vec<(usize, usize)> = (0..count).map(|k| (100 + k, header)).collect();
+        match text_of(&with_entries(&bytes, &entries, "")) {
+            Ok(text) if count == 2 => assert_eq!(text.trim(), "Harbour"),
+            Err(Error::Limit(m)) if count == 110 && m.contains("tokens outside its streams") => {}
+            other => panic!("{count}: {other:?}"),
+        }
+    }
+}
+
+/// Found in review: the first copy lopdf makes of the stream data (about the file's size) and
+/// of an encrypted file's raw objects was charged to the inflate budget, whose cap leaves a
+/// large file little room: a 200 MB file (130 MB encrypted) whose streams inflate to 60 MB
+/// was refused. One copy of the file of each is not charged. Here with the budget of the
+/// smallest files (1 MiB), 640 KiB of plain stream data and an object stream inflating to
+/// 600 KiB pass the pre-scan, plain or taken for encrypted (the object stream then charged the
+/// most it could inflate to, about as much).
+#[test]
+fn first_copies_of_the_file_are_not_charged() {
+    let mut pdf = Pdf::default();
+    pdf.stream("", &vec![b' '; 640 << 10]);
+    let mut payload = b"500 0 ".to_vec();
+    let first = payload.len();
+    payload.extend_from_slice(b"(x)");
+    payload.resize(600 << 10, b' ');
+    pdf.stream(&format!("/Type /ObjStm /N 1 /First {first} /Filter /FlateDecode"), &zlib(&payload));
+    let bytes = pages_pdf(&mut pdf, &[b"BT /F1 12 Tf (Harbour) Tj ET"], "");
+    let encrypted = with_entries(&bytes, &[], "/Encrypt 999 0 R");
+    for file in [bytes, encrypted] {
+        prescan::prescan(&file, &mut decode::Budget::for_source(0)).expect("within the budget");
     }
 }
