@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde::Serialize;
 
-use super::{GraphIndex, KeywordGraph};
+use super::{GraphIndex, KeywordGraph, KeywordNode};
 use crate::keywords::KeywordKind;
 
 /// What a node of a [`GraphView`] stands for.
@@ -103,54 +103,9 @@ impl GraphIndex {
                 .get(k as usize)
                 .filter(|n| !matches!(n.kind, KeywordKind::Date | KeywordKind::Number))
         };
-
-        // The seeds' keywords by weight × idf summed over the seeds, the best scoring 1.
-        let total = self.chunks.max(1) as f32;
-        let mut scores: BTreeMap<u32, f32> = BTreeMap::new();
-        for &chunk in &seeds {
-            for (k, weight) in self.keywords_of(chunk) {
-                if let Some(node) = shown(k) {
-                    let idf = (1.0 + total / node.chunks.max(1) as f32).ln();
-                    *scores.entry(k).or_default() += weight * idf;
-                }
-            }
-        }
-        let mut keywords: Vec<(u32, f32)> = scores.into_iter().collect();
-        keywords.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        keywords.truncate(limit);
-        let best = keywords.first().map_or(1.0, |k| k.1.max(f32::MIN_POSITIVE));
-        keywords.iter_mut().for_each(|k| k.1 /= best);
-
-        // Keywords similar to those, most similar first, weighted by similarity × parent.
-        // (keyword, similar keyword, similarity, weight of the similar keyword)
-        let mut similar: Vec<(u32, u32, f32, f32)> = Vec::new();
-        for &(k, weight) in &keywords {
-            for (other, s) in self.similar_to(k).filter(|&(o, _)| shown(o).is_some()) {
-                similar.push((k, other, s, s * weight));
-            }
-        }
-        similar.sort_by(|a, b| b.3.total_cmp(&a.3).then(a.1.cmp(&b.1)));
-        let direct = keywords.len();
-        for &(_, other, _, weight) in &similar {
-            if keywords.len() - direct >= limit / 4 {
-                break;
-            }
-            if !keywords.iter().any(|&(k, _)| k == other) {
-                keywords.push((other, weight.max(f32::MIN_POSITIVE)));
-            }
-        }
-
-        // Other chunks holding the most of those keywords.
-        let mut shared: BTreeMap<u32, usize> = BTreeMap::new();
-        for &(k, _) in &keywords {
-            for (chunk, _) in self.chunks_of(k).filter(|(c, _)| !seeds.contains(c)) {
-                *shared.entry(chunk).or_default() += 1;
-            }
-        }
-        let mut others: Vec<(u32, usize)> = shared.into_iter().collect();
-        others.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-        others.truncate(limit / 4);
-        let most_shared = others.first().map_or(1, |o| o.1) as f32;
+        let mut keywords = self.characteristic_keywords(&seeds, limit, shown);
+        let similar = self.add_similar(&mut keywords, limit / 4, |k| shown(k).is_some());
+        let others = self.sharing_chunks(&keywords, &seeds, limit / 4);
 
         let mut view = GraphView::default();
         let mut chunk_nodes: HashMap<u32, String> = HashMap::new();
@@ -171,7 +126,7 @@ impl GraphIndex {
             });
         };
         seeds.iter().for_each(|&c| add_chunk(&mut view, c, 1.0, true));
-        others.iter().for_each(|&(c, n)| add_chunk(&mut view, c, n as f32 / most_shared, false));
+        others.iter().for_each(|&(c, weight)| add_chunk(&mut view, c, weight, false));
         for &(k, weight) in &keywords {
             let node = &graph.keywords[k as usize];
             view.nodes.push(ViewNode {
@@ -201,6 +156,81 @@ impl GraphIndex {
             }
         }
         view
+    }
+
+    /// The `limit` keywords of `seeds` that `shown` lets through, by weight × idf summed over
+    /// the seeds, best first, the best weighing 1.
+    fn characteristic_keywords<'g>(
+        &self,
+        seeds: &[u32],
+        limit: usize,
+        shown: impl Fn(u32) -> Option<&'g KeywordNode>,
+    ) -> Vec<(u32, f32)> {
+        let total = self.chunks.max(1) as f32;
+        let mut scores: BTreeMap<u32, f32> = BTreeMap::new();
+        for &chunk in seeds {
+            for (k, weight) in self.keywords_of(chunk) {
+                if let Some(node) = shown(k) {
+                    let idf = (1.0 + total / node.chunks.max(1) as f32).ln();
+                    *scores.entry(k).or_default() += weight * idf;
+                }
+            }
+        }
+        let mut keywords: Vec<(u32, f32)> = scores.into_iter().collect();
+        keywords.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        keywords.truncate(limit);
+        let best = keywords.first().map_or(1.0, |k| k.1.max(f32::MIN_POSITIVE));
+        keywords.iter_mut().for_each(|k| k.1 /= best);
+        keywords
+    }
+
+    /// Adds to `keywords` up to `most` keywords SIMILAR_TO them that `shown` lets through, most
+    /// similar first, weighted by similarity × the weight of the keyword they are similar to.
+    /// Returns every similarity found: (keyword, similar keyword, similarity, weight).
+    fn add_similar(
+        &self,
+        keywords: &mut Vec<(u32, f32)>,
+        most: usize,
+        shown: impl Fn(u32) -> bool,
+    ) -> Vec<(u32, u32, f32, f32)> {
+        let mut similar: Vec<(u32, u32, f32, f32)> = Vec::new();
+        for &(k, weight) in keywords.iter() {
+            for (other, s) in self.similar_to(k).filter(|&(o, _)| shown(o)) {
+                similar.push((k, other, s, s * weight));
+            }
+        }
+        similar.sort_by(|a, b| b.3.total_cmp(&a.3).then(a.1.cmp(&b.1)));
+        let direct = keywords.len();
+        for &(_, other, _, weight) in &similar {
+            if keywords.len() - direct >= most {
+                break;
+            }
+            if !keywords.iter().any(|&(k, _)| k == other) {
+                keywords.push((other, weight.max(f32::MIN_POSITIVE)));
+            }
+        }
+        similar
+    }
+
+    /// The `most` chunks other than `seeds` holding the most of `keywords`, with their share
+    /// of the best one's count.
+    fn sharing_chunks(
+        &self,
+        keywords: &[(u32, f32)],
+        seeds: &[u32],
+        most: usize,
+    ) -> Vec<(u32, f32)> {
+        let mut shared: BTreeMap<u32, usize> = BTreeMap::new();
+        for &(k, _) in keywords {
+            for (chunk, _) in self.chunks_of(k).filter(|(c, _)| !seeds.contains(c)) {
+                *shared.entry(chunk).or_default() += 1;
+            }
+        }
+        let mut others: Vec<(u32, usize)> = shared.into_iter().collect();
+        others.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        others.truncate(most);
+        let most_shared = others.first().map_or(1, |o| o.1) as f32;
+        others.into_iter().map(|(c, n)| (c, n as f32 / most_shared)).collect()
     }
 }
 
