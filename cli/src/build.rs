@@ -130,7 +130,6 @@ fn now() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }
 
-/// A file that could not be loaded.
 /// The JSON summary of a build: core's, with where it went and what it took.
 #[derive(Debug, Serialize)]
 struct Summary {
@@ -159,9 +158,44 @@ pub(crate) fn run(args: Args) -> Result<()> {
         builder.reuse_vectors(bundle).with_context(|| format!("--update {}", path.display()))?;
     }
 
-    let bar = output::progress(inputs.files.len() as u64, "loading", args.json);
+    let failed = add_files(&mut builder, &inputs.files, &args)?;
+    if builder.documents() == 0 {
+        bail!("none of the {} input files could be loaded", inputs.files.len());
+    }
+
+    let reused_vectors = builder.reused_vectors();
+    let bundle = finish(builder, args.json)?;
+    let bytes = bundle.to_bytes()?;
+    files::write_atomic(&args.output, &bytes)?;
+
+    let summary = Summary {
+        bundle: args.output.display().to_string(),
+        build: BuildSummary {
+            counts: bundle.manifest.counts,
+            bytes: bytes.len(),
+            reused_vectors,
+            failed,
+        },
+        skipped: inputs.skipped.len(),
+        seconds: started.elapsed().as_secs_f64(),
+    };
+    if args.json {
+        return output::json(&summary);
+    }
+    print(&summary);
+    Ok(())
+}
+
+/// Loads each of `files` into `builder`, with a progress bar; the files that could not be
+/// loaded (the first one's error with `--strict`).
+fn add_files(
+    builder: &mut BundleBuilder,
+    files: &[files::Input],
+    args: &Args,
+) -> Result<Vec<BuildFailure>> {
+    let bar = output::progress(files.len() as u64, "loading", args.json);
     let mut failed = Vec::new();
-    for input in &inputs.files {
+    for input in files {
         let path = &input.path;
         bar.set_message(short_name(path));
         let loaded = files::read_document(path).and_then(|bytes| {
@@ -183,30 +217,12 @@ pub(crate) fn run(args: Args) -> Result<()> {
         bar.inc(1);
     }
     bar.finish_and_clear();
-    if builder.documents() == 0 {
-        bail!("none of the {} input files could be loaded", inputs.files.len());
-    }
+    Ok(failed)
+}
 
-    let reused_vectors = builder.reused_vectors();
-    let bundle = finish(builder, args.json)?;
-    let bytes = bundle.to_bytes()?;
-    files::write_atomic(&args.output, &bytes)?;
-
-    let summary = Summary {
-        bundle: args.output.display().to_string(),
-        build: BuildSummary {
-            counts: bundle.manifest.counts,
-            bytes: bytes.len(),
-            reused_vectors,
-            failed,
-        },
-        skipped: inputs.skipped.len(),
-        seconds: started.elapsed().as_secs_f64(),
-    };
+/// The summary as a line for people.
+fn print(summary: &Summary) {
     let (counts, failed) = (&summary.build.counts, &summary.build.failed);
-    if args.json {
-        return output::json(&summary);
-    }
     output::line(&format!(
         "wrote {} ({} bytes): {} documents, {} chunks ({} duplicates removed), {} keywords, {} edges, {} vectors in {:.1}s",
         summary.bundle,
@@ -222,7 +238,6 @@ pub(crate) fn run(args: Args) -> Result<()> {
     if !failed.is_empty() {
         output::line(&format!("{} file(s) failed and were skipped", failed.len()));
     }
-    Ok(())
 }
 
 /// Loads one document. The PDF parser can panic on malformed files; core turns the panic into
