@@ -409,33 +409,52 @@ impl<'a> Answerer<'a> {
                 return self.extract(question, retrieval, warnings);
             }
         };
-        let mut answer = self.written(first, &retrieval, warnings.clone())?;
-        if self.options.retry && answer.mode == AnswerMode::Llm && self.poorly_supported(&answer) {
-            let messages = prompt::answer_messages(question, &retrieval.sources, true);
-            match before(llm.chat(&messages, 0.0, None), deadline.as_mut()).await {
-                Some(Ok(second)) => {
-                    warnings.push(Warning::new(
-                        WarningKind::Retried,
-                        format!(
-                            "the first reply was poorly supported (confidence {:.2}); this is \
-                             the reply to a stricter prompt at temperature 0",
-                            answer.confidence
-                        ),
-                    ));
-                    answer = self.written(second, &retrieval, warnings)?;
-                }
-                Some(Err(_)) => {}
-                None => answer.warnings.push(Warning::new(
-                    WarningKind::LlmDeadline,
-                    format!(
-                        "the deadline of {} passed during the stricter retry; this is the \
-                         first reply",
-                        seconds(self.options.deadline)
-                    ),
-                )),
-            }
-        }
+        let answer = self.written(first, &retrieval, warnings.clone())?;
+        let mut answer =
+            self.retry_if_poor(llm, question, &retrieval, answer, warnings, deadline).await?;
         answer.keywords = keywords;
+        Ok(answer)
+    }
+
+    /// `answer` again, from a stricter prompt at temperature 0, when it was written by the LLM
+    /// but poorly supported and [`AskOptions::retry`] is on; `answer` itself when the retry
+    /// fails or `deadline` passes first. `warnings` are those of the first reply.
+    async fn retry_if_poor<M: ChatModel>(
+        &self,
+        llm: &M,
+        question: &str,
+        retrieval: &Retrieval,
+        mut answer: Answer,
+        mut warnings: Vec<Warning>,
+        deadline: Pin<&mut impl Future>,
+    ) -> Result<Answer> {
+        if !self.options.retry || answer.mode != AnswerMode::Llm || !self.poorly_supported(&answer)
+        {
+            return Ok(answer);
+        }
+        let messages = prompt::answer_messages(question, &retrieval.sources, true);
+        match before(llm.chat(&messages, 0.0, None), deadline).await {
+            Some(Ok(second)) => {
+                warnings.push(Warning::new(
+                    WarningKind::Retried,
+                    format!(
+                        "the first reply was poorly supported (confidence {:.2}); this is \
+                         the reply to a stricter prompt at temperature 0",
+                        answer.confidence
+                    ),
+                ));
+                return self.written(second, retrieval, warnings);
+            }
+            Some(Err(_)) => {}
+            None => answer.warnings.push(Warning::new(
+                WarningKind::LlmDeadline,
+                format!(
+                    "the deadline of {} passed during the stricter retry; this is the first \
+                     reply",
+                    seconds(self.options.deadline)
+                ),
+            )),
+        }
         Ok(answer)
     }
 
@@ -650,7 +669,7 @@ async fn before<W: Future>(work: W, mut deadline: Pin<&mut impl Future>) -> Opti
     .await
 }
 
-/// `1.5 s`, `120 s`.
+/// The mean of `values` (0 for none).
 fn mean(values: impl Iterator<Item = f32>) -> f32 {
     let (sum, n) = values.fold((0.0, 0u32), |(s, n), v| (s + v, n + 1));
     if n == 0 { 0.0 } else { sum / n as f32 }
