@@ -12,6 +12,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use edgerag_core::completions::{self, CompletionRequest, DONE};
 use edgerag_core::generate::{Finish, GenerateOptions, LocalModel};
+use edgerag_core::llm::Message;
 use edgerag_core::llm::sse;
 use serde_json::{Value, json};
 
@@ -118,6 +119,18 @@ impl Chat {
                 Err(e) => error(400, &e.to_string()),
             };
         }
+        self.stream(ticket, messages, options, (id, created))
+    }
+
+    /// The reply to `messages` as server-sent events, a chunk per token, generated while the
+    /// client reads them; `ticket` holds the reply's place until it ends.
+    fn stream(
+        &self,
+        ticket: Ticket,
+        messages: Vec<Message>,
+        options: GenerateOptions,
+        (id, created): (String, u64),
+    ) -> Reply {
         let (model, name) = (Arc::clone(&self.model), self.name.clone());
         Reply::streamed(200, "text/event-stream", move |out: &mut dyn Write| {
             let _ticket = ticket;
