@@ -157,17 +157,7 @@ struct Peers {
 
 /// `edgerag bench`.
 pub(crate) fn run(args: Args) -> Result<()> {
-    if args.texts == 0 || args.batch == 0 || args.queries == 0 {
-        bail!("--texts, --batch and --queries must be at least 1");
-    }
-    if args.site.is_some()
-        && (args.peers.is_none() || args.bundle.is_none() || args.question.is_none())
-    {
-        bail!(
-            "--site needs --peers (the cold-start script), --bundle (what the page loads) and \
-             --question (what it is asked)"
-        );
-    }
+    check(&args)?;
     let machine = report::Machine::now();
     let peers = peers(&args)?;
     // First, so that the peak memory measured is the chat model's.
@@ -211,26 +201,7 @@ pub(crate) fn run(args: Args) -> Result<()> {
         }
         _ => None,
     };
-    // (name, bundle, its encoded bytes, its source text's bytes where known)
-    let mut named: Vec<(String, &Bundle, usize, Option<usize>)> = Vec::new();
-    if let Some(scifact) = &scifact {
-        let text = Some(scifact.text_bytes());
-        named.push(("SciFact".to_owned(), scifact.searcher.bundle(), scifact.bundle_bytes, text));
-    }
-    if let (Some(path), Some((bundle, bytes))) = (&args.bundle, &bundle) {
-        let name = path
-            .file_name()
-            .map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
-        named.push((name, bundle, *bytes, None));
-    }
-    let mut real_vectors = Vec::new();
-    let mut bundles = Vec::new();
-    for (name, bundle, total, text) in named {
-        if bundle.dense.is_some() {
-            real_vectors.push(recall::measure(&name, bundle, args.queries, args.json)?);
-        }
-        bundles.push(NamedBytes { name, bytes: scale::BundleBytes::of(bundle, total, text) });
-    }
+    let (real_vectors, bundles) = real_bundles(&args, scifact.as_ref(), bundle.as_ref())?;
     let search = match (&model, args.skip_search) {
         (Some(model), false) => args
             .sizes
@@ -257,15 +228,67 @@ pub(crate) fn run(args: Args) -> Result<()> {
         cold_start,
         generation,
     };
-    let markdown = report::markdown(&report);
+    publish(&report, &args)
+}
+
+/// Refuses flags that cannot work together.
+fn check(args: &Args) -> Result<()> {
+    if args.texts == 0 || args.batch == 0 || args.queries == 0 {
+        bail!("--texts, --batch and --queries must be at least 1");
+    }
+    if args.site.is_some()
+        && (args.peers.is_none() || args.bundle.is_none() || args.question.is_none())
+    {
+        bail!(
+            "--site needs --peers (the cold-start script), --bundle (what the page loads) and \
+             --question (what it is asked)"
+        );
+    }
+    Ok(())
+}
+
+/// HNSW recall on the real bundles' vectors (SciFact's, and `--bundle`'s with its encoded
+/// size), and what each bundle's bytes are made of.
+fn real_bundles(
+    args: &Args,
+    scifact: Option<&retrieval::SciFact>,
+    bundle: Option<&(Bundle, usize)>,
+) -> Result<(Vec<recall::RecallReport>, Vec<NamedBytes>)> {
+    // (name, bundle, its encoded bytes, its source text's bytes where known)
+    let mut named: Vec<(String, &Bundle, usize, Option<usize>)> = Vec::new();
+    if let Some(scifact) = scifact {
+        let text = Some(scifact.text_bytes());
+        named.push(("SciFact".to_owned(), scifact.searcher.bundle(), scifact.bundle_bytes, text));
+    }
+    if let (Some(path), Some((bundle, bytes))) = (&args.bundle, bundle) {
+        let name = path
+            .file_name()
+            .map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
+        named.push((name, bundle, *bytes, None));
+    }
+    let mut real_vectors = Vec::new();
+    let mut bundles = Vec::new();
+    for (name, bundle, total, text) in named {
+        if bundle.dense.is_some() {
+            real_vectors.push(recall::measure(&name, bundle, args.queries, args.json)?);
+        }
+        bundles.push(NamedBytes { name, bytes: scale::BundleBytes::of(bundle, total, text) });
+    }
+    Ok((real_vectors, bundles))
+}
+
+/// Prints the report (Markdown, or JSON with `--json`) and writes both to `--report`'s
+/// directory when given.
+fn publish(report: &Report, args: &Args) -> Result<()> {
+    let markdown = report::markdown(report);
     if let Some(dir) = &args.report {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-        let json = serde_json::to_vec_pretty(&report)?;
+        let json = serde_json::to_vec_pretty(report)?;
         files::write_atomic(&dir.join("benchmarks.json"), &json)?;
         files::write_atomic(&dir.join("BENCHMARKS.md"), markdown.as_bytes())?;
     }
     if args.json {
-        output::json(&report)
+        output::json(report)
     } else {
         output::line(&markdown);
         Ok(())
