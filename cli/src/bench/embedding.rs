@@ -4,6 +4,7 @@
 //! vector of the first text, compared with edgerag's native one, so a run computing something
 //! else cannot pass for faster.
 
+use std::path::Path;
 use std::time::Instant;
 
 use anyhow::Result;
@@ -109,10 +110,8 @@ pub(super) fn measure(
     peers: Option<&Peers>,
 ) -> Result<EmbeddingReport> {
     let texts = &inputs.texts;
-    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
     let batches = [1, args.batch.min(texts.len()).max(1)];
     let count = texts.len();
-    let threads = std::thread::available_parallelism().map_or(1, usize::from);
     // The model as given and, from safetensors, the q8_0 file `edgerag models quantize` makes.
     let (given, quantized) = match &files.format {
         Format::Safetensors { config, tokenizer, weights } => {
@@ -120,11 +119,54 @@ pub(super) fn measure(
         }
         Format::Gguf(_) => ("q8_0", None),
     };
+    let forms: Vec<(&str, Option<&[u8]>)> = std::iter::once((given, None))
+        .chain(quantized.as_deref().map(|q| ("q8_0", Some(q))))
+        .collect();
+    let (mut runs, reference) = native_runs(args, files, texts, &batches, &forms)?;
+    let mut skipped = Vec::new();
+    let mut measured = Vec::new();
+    match &args.wasm_pkg {
+        None => skipped.push(format!("edgerag wasm: {}", script::WASM_SKIPPED)),
+        Some(pkg) => measured.extend(wasm_runs(pkg, files, texts, &batches, &forms, args.json)?),
+    }
+    match peers {
+        None => skipped.push("onnxruntime-web, transformers.js: pass --peers".to_owned()),
+        Some(peers) => measured.extend(peer_runs(peers, texts, &batches, args.json)?),
+    }
+    runs.extend(measured.into_iter().map(|(measured, name, setup)| EmbeddingRun {
+        name,
+        setup,
+        load_seconds: measured.load_seconds,
+        batches: measured.batches.iter().map(|t| throughput(t.batch, count, t.seconds)).collect(),
+        cosine_to_native: cosine(&measured.vector, &reference),
+        peak_memory_bytes: Some(measured.peak_rss_bytes),
+    }));
+    let characters: usize = texts.iter().map(|t| t.chars().count()).sum();
+    Ok(EmbeddingReport {
+        model: files.options().model_id,
+        inputs: inputs.source,
+        texts: count,
+        mean_characters: characters as f64 / count.max(1) as f64,
+        runs,
+        skipped,
+    })
+}
+
+/// The native embedder on each of `forms` (weights' name, and the GGUF file for quantized
+/// ones), at each batch size; with the first form's vector of the first text, which the
+/// other runs are compared with.
+fn native_runs(
+    args: &Args,
+    files: &ModelFiles,
+    texts: &[String],
+    batches: &[usize],
+    forms: &[(&str, Option<&[u8]>)],
+) -> Result<(Vec<EmbeddingRun>, Vec<f32>)> {
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
     let mut runs = Vec::new();
     let mut reference = Vec::new();
-    for (weights, gguf) in
-        std::iter::once((given, None)).chain(quantized.as_deref().map(|q| ("q8_0", Some(q))))
-    {
+    for &(weights, gguf) in forms {
         let start = Instant::now();
         let embedder = match gguf {
             None => files.load()?,
@@ -132,7 +174,7 @@ pub(super) fn measure(
         };
         let load_seconds = start.elapsed().as_secs_f64();
         let mut native = Vec::new();
-        for &batch in &batches {
+        for &batch in batches {
             let label = format!("native {weights} ×{batch}");
             let bar = output::progress(texts.len() as u64, &label, args.json);
             embedder.embed_documents(&refs[..batch])?;
@@ -142,7 +184,7 @@ pub(super) fn measure(
                 bar.inc(group.len() as u64);
             }
             bar.finish_and_clear();
-            native.push(throughput(batch, count, start.elapsed().as_secs_f64()));
+            native.push(throughput(batch, texts.len(), start.elapsed().as_secs_f64()));
         }
         let vector = embedder.embed_documents(&refs[..1])?.remove(0);
         if reference.is_empty() {
@@ -163,73 +205,68 @@ pub(super) fn measure(
             peak_memory_bytes: None,
         });
     }
-    let mut skipped = Vec::new();
-    let run = |measured: Measured, name: String, setup: String| EmbeddingRun {
-        name,
-        setup,
-        load_seconds: measured.load_seconds,
-        batches: measured.batches.iter().map(|t| throughput(t.batch, count, t.seconds)).collect(),
-        cosine_to_native: cosine(&measured.vector, &reference),
-        peak_memory_bytes: Some(measured.peak_rss_bytes),
-    };
-    match &args.wasm_pkg {
-        None => skipped.push(format!("edgerag wasm: {}", script::WASM_SKIPPED)),
-        Some(pkg) => {
-            let gguf = match &quantized {
-                Some(bytes) => {
-                    let file = tempfile::Builder::new().suffix(".gguf").tempfile()?;
-                    std::fs::write(file.path(), bytes)?;
-                    Some(file)
-                }
-                None => None,
-            };
-            let forms = [(given, files.dir.clone())]
-                .into_iter()
-                .chain(gguf.as_ref().map(|f| ("q8_0", f.path().to_path_buf())));
-            for (weights, model) in forms {
-                let bar = output::progress(1, &format!("wasm embedding, {weights}"), args.json);
-                let input = serde_json::json!({
-                    "model": script::absolute(&model), "texts": texts, "batches": batches,
-                });
-                let source = ("wasm-embed.mjs", include_str!("wasm-embed.mjs"));
-                let measured: Measured = script::run_wasm(pkg, source, input, "the wasm embedder")?;
-                bar.finish_and_clear();
-                let setup =
-                    format!("wasm32 + simd128 under Node, {}, 1 thread", weights_setup(weights));
-                runs.push(run(measured, format!("edgerag wasm ({weights})"), setup));
+    Ok((runs, reference))
+}
+
+/// The wasm embedder (the package `pkg`) under Node on each of `forms`: what each measured,
+/// with its name and setup.
+fn wasm_runs(
+    pkg: &Path,
+    files: &ModelFiles,
+    texts: &[String],
+    batches: &[usize],
+    forms: &[(&str, Option<&[u8]>)],
+    quiet: bool,
+) -> Result<Vec<(Measured, String, String)>> {
+    let mut runs = Vec::new();
+    for &(weights, gguf) in forms {
+        // The script reads the model from a path: the quantized form goes to a file.
+        let file = match gguf {
+            Some(bytes) => {
+                let file = tempfile::Builder::new().suffix(".gguf").tempfile()?;
+                std::fs::write(file.path(), bytes)?;
+                Some(file)
             }
-        }
+            None => None,
+        };
+        let model = file.as_ref().map_or_else(|| files.dir.clone(), |f| f.path().to_path_buf());
+        let bar = output::progress(1, &format!("wasm embedding, {weights}"), quiet);
+        let input = serde_json::json!({
+            "model": script::absolute(&model), "texts": texts, "batches": batches,
+        });
+        let source = ("wasm-embed.mjs", include_str!("wasm-embed.mjs"));
+        let measured: Measured = script::run_wasm(pkg, source, input, "the wasm embedder")?;
+        bar.finish_and_clear();
+        let setup = format!("wasm32 + simd128 under Node, {}, 1 thread", weights_setup(weights));
+        runs.push((measured, format!("edgerag wasm ({weights})"), setup));
     }
-    match peers {
-        None => skipped.push("onnxruntime-web, transformers.js: pass --peers".to_owned()),
-        Some(peers) => {
-            for (script_name, variant) in [
-                ("embed-ort.mjs", "int8"),
-                ("embed-ort.mjs", "f32"),
-                ("embed-transformers.mjs", "int8"),
-            ] {
-                let bar = output::progress(1, &format!("{script_name} {variant}"), args.json);
-                let measured = peer(peers, script_name, variant, texts, &batches)?;
-                bar.finish_and_clear();
-                let name = format!(
-                    "{} {}",
-                    measured.runtime.as_deref().unwrap_or(script_name),
-                    measured.version.as_deref().unwrap_or("")
-                );
-                let backend = measured.backend.clone().unwrap_or_default();
-                runs.push(run(measured, name, format!("{backend}, {variant} ONNX")));
-            }
-        }
+    Ok(runs)
+}
+
+/// The peers (onnxruntime-web int8 and f32, transformers.js int8): what each measured, with
+/// its name and setup.
+fn peer_runs(
+    peers: &Peers,
+    texts: &[String],
+    batches: &[usize],
+    quiet: bool,
+) -> Result<Vec<(Measured, String, String)>> {
+    let mut runs = Vec::new();
+    for (script_name, variant) in
+        [("embed-ort.mjs", "int8"), ("embed-ort.mjs", "f32"), ("embed-transformers.mjs", "int8")]
+    {
+        let bar = output::progress(1, &format!("{script_name} {variant}"), quiet);
+        let measured = peer(peers, script_name, variant, texts, batches)?;
+        bar.finish_and_clear();
+        let name = format!(
+            "{} {}",
+            measured.runtime.as_deref().unwrap_or(script_name),
+            measured.version.as_deref().unwrap_or("")
+        );
+        let backend = measured.backend.clone().unwrap_or_default();
+        runs.push((measured, name, format!("{backend}, {variant} ONNX")));
     }
-    let characters: usize = texts.iter().map(|t| t.chars().count()).sum();
-    Ok(EmbeddingReport {
-        model: files.options().model_id,
-        inputs: inputs.source,
-        texts: count,
-        mean_characters: characters as f64 / count.max(1) as f64,
-        runs,
-        skipped,
-    })
+    Ok(runs)
 }
 
 /// How edgerag computes with weights of this kind.
