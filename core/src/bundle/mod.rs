@@ -24,7 +24,8 @@
 //! **Postcard encodes structs by field order, without names.** Adding, removing or reordering a
 //! field of any type reachable from [`Bundle`] changes the format: bump [`FORMAT_VERSION`] (and
 //! [`MIN_READER_VERSION`] unless fields were only appended), keep a decoder for the previous
-//! layout (or raise [`OLDEST_READABLE_VERSION`]), and keep a bundle of every readable version
+//! layout that converts into the next one (old layouts are read a version at a time, v1 → v2 →
+//! current; or raise [`OLDEST_READABLE_VERSION`]), and keep a bundle of every readable version
 //! under `core/tests/fixtures/` with a test that loads it.
 //!
 //! # Versions
@@ -342,7 +343,8 @@ impl Bundle {
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
         let (version, payload) = check_header(bytes)?;
         let (bundle, rest): (Bundle, &[u8]) = match version {
-            1 => decode::<v1::Bundle>(payload).map(|(b, r)| (b.into(), r)),
+            // Old layouts convert a version at a time: v1 → v2 → current.
+            1 => decode::<v1::Bundle>(payload).map(|(b, r)| (v2::Bundle::from(b).into(), r)),
             2 => decode::<v2::Bundle>(payload).map(|(b, r)| (b.into(), r)),
             _ => decode::<Bundle>(payload),
         }?;

@@ -1,4 +1,6 @@
-//! The payload layout of format version 1, kept so version-1 bundles stay readable.
+//! The payload layout of format version 1, kept so version-1 bundles stay readable: read
+//! into version 2's layout ([`super::v2`]), which is read into the current one, so each new
+//! version only converts from the one before it.
 //!
 //! Only the types whose layout changed since are copied here; the others (documents, chunks,
 //! keyword graph, BM25 index and their parameters) are shared with the current layout. When
@@ -73,22 +75,23 @@ struct Counts {
     terms: u32,
 }
 
-impl From<Bundle> for super::Bundle {
+/// Version 1 read as version 2: no embeddings.
+impl From<Bundle> for super::v2::Bundle {
     fn from(old: Bundle) -> Self {
         let m = old.manifest;
         let c = m.counts;
         let p = m.params;
-        let manifest = super::Manifest {
+        let manifest = super::v2::Manifest {
             format_version: m.format_version,
             corpus: m.corpus,
             edgerag_version: m.edgerag_version,
             created: m.created,
             embedding: None,
-            params: super::BuildParams {
+            params: super::v2::BuildParams {
                 chunk: p.chunk,
                 size_unit: p.size_unit,
                 keywords: p.keywords,
-                graph: p.graph.into(),
+                graph: p.graph,
                 bm25: p.bm25,
                 dense: DenseParams::default(),
             },

@@ -16,35 +16,38 @@ use crate::keywords::KeywordConfig;
 /// A version-2 bundle.
 #[derive(Deserialize)]
 pub(super) struct Bundle {
-    manifest: Manifest,
-    documents: Vec<DocumentInfo>,
-    chunks: Vec<Chunk>,
-    graph: KeywordGraph,
-    bm25: Bm25Index,
-    dense: Option<DenseIndex>,
+    pub(super) manifest: Manifest,
+    pub(super) documents: Vec<DocumentInfo>,
+    pub(super) chunks: Vec<Chunk>,
+    pub(super) graph: KeywordGraph,
+    pub(super) bm25: Bm25Index,
+    pub(super) dense: Option<DenseIndex>,
 }
 
+/// A version-2 manifest.
 #[derive(Deserialize)]
-struct Manifest {
-    format_version: u16,
-    corpus: String,
-    edgerag_version: String,
-    created: u64,
-    embedding: Option<EmbeddingSpec>,
-    params: BuildParams,
-    counts: Counts,
+pub(super) struct Manifest {
+    pub(super) format_version: u16,
+    pub(super) corpus: String,
+    pub(super) edgerag_version: String,
+    pub(super) created: u64,
+    pub(super) embedding: Option<EmbeddingSpec>,
+    pub(super) params: BuildParams,
+    pub(super) counts: Counts,
 }
 
+/// Version-2 build parameters.
 #[derive(Deserialize)]
-struct BuildParams {
-    chunk: ChunkConfig,
-    size_unit: SizeUnit,
-    keywords: KeywordConfig,
-    graph: GraphConfig,
-    bm25: Bm25Params,
-    dense: DenseParams,
+pub(super) struct BuildParams {
+    pub(super) chunk: ChunkConfig,
+    pub(super) size_unit: SizeUnit,
+    pub(super) keywords: KeywordConfig,
+    pub(super) graph: GraphConfig,
+    pub(super) bm25: Bm25Params,
+    pub(super) dense: DenseParams,
 }
 
+/// Version 2 read as version 3: the semantic keyword-similarity settings off.
 impl From<Bundle> for super::Bundle {
     fn from(old: Bundle) -> Self {
         let m = old.manifest;
