@@ -4,15 +4,15 @@ use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result, bail};
-use edgerag_core::bundle::{BuildFailure, BuildSummary, Progress, Stage};
+use edgerag_core::bundle::{BuildFailure, BuildSummary};
 use edgerag_core::chunk::ChunkConfig;
 use edgerag_core::index::dense::Quantization;
 use edgerag_core::request::BuildRequest;
-use edgerag_core::{Bundle, BundleBuilder, DocKind, Document};
-use indicatif::ProgressBar;
+use edgerag_core::{BundleBuilder, DocKind, Document};
 use serde::Serialize;
 
 use crate::flags::model::ModelArgs;
+use crate::indexing::finish;
 use crate::{files, output};
 
 /// Arguments of `edgerag build`.
@@ -251,40 +251,6 @@ fn load(name: &str, bytes: &[u8]) -> edgerag_core::Result<Document> {
     let doc = edgerag_core::load(name, bytes);
     std::panic::set_hook(hook);
     doc
-}
-
-/// Runs the build's indexing steps with a progress bar per step.
-pub(crate) fn finish(builder: BundleBuilder, quiet: bool) -> Result<Bundle> {
-    Ok(finish_timed(builder, quiet)?.0)
-}
-
-/// [`finish`], also returning each step's name and seconds, in order.
-pub(crate) fn finish_timed(
-    builder: BundleBuilder,
-    quiet: bool,
-) -> Result<(Bundle, Vec<(&'static str, f64)>)> {
-    let mut bar: Option<(Stage, ProgressBar)> = None;
-    let mut steps: Vec<(&'static str, Instant)> = Vec::new();
-    let bundle = builder.finish(&mut |p: Progress| {
-        if bar.as_ref().is_none_or(|(stage, _)| *stage != p.stage) {
-            if let Some((_, old)) = bar.take() {
-                old.finish_and_clear();
-            }
-            let name = p.stage.label();
-            steps.push((name, Instant::now()));
-            bar = Some((p.stage, output::progress(p.total as u64, name, quiet)));
-        }
-        if let Some((_, b)) = &bar {
-            b.set_position(p.done as u64);
-        }
-    });
-    if let Some((_, b)) = bar {
-        b.finish_and_clear();
-    }
-    let end = Instant::now();
-    let ends = steps.iter().skip(1).map(|s| s.1).chain(std::iter::once(end));
-    let seconds = steps.iter().zip(ends).map(|(s, e)| (s.0, (e - s.1).as_secs_f64())).collect();
-    Ok((bundle?, seconds))
 }
 
 fn short_name(path: &Path) -> String {

@@ -1,13 +1,11 @@
 //! `edgerag eval`: retrieval quality on judged data sets.
 
-use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use anyhow::{Context, Result, bail};
 use edgerag_core::answer::Answerer;
-use edgerag_core::eval::Judgments;
-use edgerag_core::eval::beir::{self, BeirDoc, BeirQuery};
+use edgerag_core::eval::beir;
 use edgerag_core::eval::judge::{self, JudgeReport, JudgeScores};
 use edgerag_core::eval::{multihop, squad};
 use edgerag_core::llm::LlmClient;
@@ -16,11 +14,13 @@ use edgerag_core::{Bundle, Mode, Searcher};
 use serde::Serialize;
 
 use crate::ask::AnswerArgs;
-use crate::build::{self, Settings};
+use crate::beir::{BeirData, load_bundle, read_beir};
+use crate::build::Settings;
+use crate::files::file_name;
 use crate::flags::llm::LlmArgs;
 use crate::flags::retrieval::{FusionArgs, parse_modes};
 use crate::transport::{self, NativeTransport};
-use crate::{files, output};
+use crate::{files, indexing, output};
 
 /// Data-set layouts `edgerag eval` reads.
 #[derive(Debug, clap::Subcommand)]
@@ -129,27 +129,6 @@ pub(crate) fn run(command: Command) -> Result<()> {
         Command::Squad(args) => squad(args),
         Command::Answers(args) => answers(*args),
     }
-}
-
-/// A BEIR data set as read from its directory.
-pub(crate) struct BeirData {
-    pub(crate) corpus: Vec<BeirDoc>,
-    pub(crate) queries: Vec<BeirQuery>,
-    pub(crate) qrels: HashMap<String, Judgments>,
-}
-
-/// Reads the BEIR directory `dir`: corpus.jsonl[.gz], queries.jsonl[.gz], qrels/`split`.tsv.
-pub(crate) fn read_beir(dir: &Path, split: &str) -> Result<BeirData> {
-    let corpus_path = first_existing(dir, &["corpus.jsonl", "corpus.jsonl.gz"])?;
-    let corpus =
-        beir::parse_jsonl(&file_name(&corpus_path), &files::read_text_maybe_gz(&corpus_path)?)?;
-    let queries_path = first_existing(dir, &["queries.jsonl", "queries.jsonl.gz"])?;
-    let queries =
-        beir::parse_jsonl(&file_name(&queries_path), &files::read_text_maybe_gz(&queries_path)?)?;
-    let qrels_path = dir.join("qrels").join(format!("{split}.tsv"));
-    let qrels_text = files::read_text_maybe_gz(&qrels_path)?;
-    let qrels = beir::parse_qrels(&format!("qrels/{split}.tsv"), &qrels_text)?;
-    Ok(BeirData { corpus, queries, qrels })
 }
 
 fn beir(args: BeirArgs) -> Result<()> {
@@ -428,24 +407,6 @@ fn index<'a>(
     }
 }
 
-/// Reads a bundle saved by `--save-bundle` and checks that its documents are the records'.
-pub(crate) fn load_bundle<'a>(
-    path: &Path,
-    documents: impl Iterator<Item = (String, &'a str, &'a str)>,
-) -> Result<Bundle> {
-    let bundle =
-        Bundle::from_bytes(&files::read(path)?).with_context(|| format!("{}", path.display()))?;
-    let sources: HashSet<String> = documents.map(|(source, _, _)| source).collect();
-    if let Some(stranger) = bundle.documents.iter().find(|d| !sources.contains(&d.source)) {
-        bail!(
-            "{}: not a bundle of this data set (it holds document {:?})",
-            path.display(),
-            stranger.source
-        );
-    }
-    Ok(bundle)
-}
-
 /// Builds a bundle of the records in memory.
 fn build_bundle<'a>(
     dir: &Path,
@@ -465,7 +426,7 @@ fn build_bundle<'a>(
         bar.inc(1);
     }
     bar.finish_and_clear();
-    build::finish(builder, common.json)
+    indexing::finish(builder, common.json)
 }
 
 /// Prints reports as JSON (one object, or an array for several modes) or as a table.
@@ -510,20 +471,4 @@ fn multihop_files(dir: &Path) -> Result<(PathBuf, PathBuf)> {
         bail!("{}: not found (the questions beside {})", questions.display(), corpus.display());
     }
     Ok((corpus.clone(), questions))
-}
-
-fn first_existing(dir: &Path, names: &[&str]) -> Result<PathBuf> {
-    if !dir.is_dir() {
-        bail!("{}: not a directory", dir.display());
-    }
-    names
-        .iter()
-        .map(|n| dir.join(n))
-        .find(|p| p.is_file())
-        .with_context(|| format!("{}: none of {} found", dir.display(), names.join(", ")))
-}
-
-fn file_name(path: &Path) -> String {
-    path.file_name()
-        .map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned())
 }

@@ -10,18 +10,18 @@ use edgerag_core::{DocKind, Searcher};
 
 /// Inputs of a build: the files to load, and files skipped while walking directories.
 #[derive(Debug, Default)]
-pub(crate) struct Inputs {
+pub struct Inputs {
     /// Files to load, in a stable order.
-    pub(crate) files: Vec<Input>,
+    pub files: Vec<Input>,
     /// Files in directories that are not a supported type.
-    pub(crate) skipped: Vec<PathBuf>,
+    pub skipped: Vec<PathBuf>,
 }
 
 /// A file to load and the name its document gets in the bundle.
 #[derive(Debug)]
-pub(crate) struct Input {
+pub struct Input {
     /// Where the file is.
-    pub(crate) path: PathBuf,
+    pub path: PathBuf,
     /// The document's name: the file's path relative to the argument it was found under
     /// (`guide/intro.md`), its file name when it was named itself, and with several arguments
     /// the directory's own name first (`docs/guide/intro.md`). Names are unique: where two
@@ -29,13 +29,13 @@ pub(crate) struct Input {
     /// its argument's parent directories as tell them apart (`a/README.md`, `v1/docs/…`). A
     /// bundle is shipped to readers, so it never records where the files sat on the machine
     /// that built it.
-    pub(crate) name: String,
+    pub name: String,
 }
 
 /// Expands files and directories (recursively, hidden entries skipped, sorted) into the files
 /// to load, each once. A file named explicitly is always loaded, so an unsupported one reports
 /// an error; unsupported files met inside directories are only counted as skipped.
-pub(crate) fn collect(paths: &[PathBuf]) -> Result<Inputs> {
+pub fn collect(paths: &[PathBuf]) -> Result<Inputs> {
     let mut inputs = Inputs::default();
     // Per argument: the path it names, as directories and name; how many of those the names
     // of its files start with.
@@ -129,13 +129,13 @@ fn components(path: &Path) -> Vec<String> {
 }
 
 /// Reads a file, naming it in the error.
-pub(crate) fn read(path: &Path) -> Result<Vec<u8>> {
+pub fn read(path: &Path) -> Result<Vec<u8>> {
     fs::read(path).with_context(|| format!("{}", path.display()))
 }
 
 /// Reads a document's file, refusing one over [`MAX_SOURCE_BYTES`] before reading it (core
 /// refuses such bytes too; this spares reading them).
-pub(crate) fn read_document(path: &Path) -> Result<Vec<u8>> {
+pub fn read_document(path: &Path) -> Result<Vec<u8>> {
     let file = fs::File::open(path).with_context(|| format!("{}", path.display()))?;
     let len = file.metadata().map(|m| m.len()).unwrap_or(0);
     limits::check_source_len(len).with_context(|| format!("{}", path.display()))?;
@@ -147,7 +147,7 @@ pub(crate) fn read_document(path: &Path) -> Result<Vec<u8>> {
 }
 
 /// Reads a file that may be gzip-compressed (by its `.gz` extension) as UTF-8 text.
-pub(crate) fn read_text_maybe_gz(path: &Path) -> Result<String> {
+pub fn read_text_maybe_gz(path: &Path) -> Result<String> {
     let bytes = read(path)?;
     let mut text = String::new();
     if path.extension().is_some_and(|e| e == "gz") {
@@ -162,13 +162,13 @@ pub(crate) fn read_text_maybe_gz(path: &Path) -> Result<String> {
 }
 
 /// Loads a bundle and prepares it for search.
-pub(crate) fn open_bundle(path: &Path) -> Result<Searcher> {
+pub fn open_bundle(path: &Path) -> Result<Searcher> {
     let bytes = read(path)?;
     Searcher::from_bytes(&bytes).with_context(|| format!("{}", path.display()))
 }
 
 /// The directory a file `path` is in (`.` for a bare file name).
-pub(crate) fn parent_dir(path: &Path) -> &Path {
+pub fn parent_dir(path: &Path) -> &Path {
     match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
@@ -176,14 +176,14 @@ pub(crate) fn parent_dir(path: &Path) -> &Path {
 }
 
 /// The size of the file `path`, in bytes.
-pub(crate) fn size(path: &Path) -> Result<usize> {
+pub fn size(path: &Path) -> Result<usize> {
     let metadata = fs::metadata(path).with_context(|| format!("reading {}", path.display()))?;
     Ok(usize::try_from(metadata.len()).unwrap_or(usize::MAX))
 }
 
 /// Writes `bytes` to `path` atomically: a temporary file in the same directory, flushed to disk,
 /// then renamed over `path`. On failure nothing is left behind.
-pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let dir = parent_dir(path);
     let context = || format!("writing {}", path.display());
     let mut tmp = tempfile::Builder::new()
@@ -202,4 +202,23 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     tmp.as_file().sync_all().with_context(context)?;
     tmp.persist(path).map_err(|e| e.error).with_context(context)?;
     Ok(())
+}
+
+/// The first of `names` that is a file in `dir` (an error if `dir` is not a directory or holds
+/// none of them).
+pub fn first_existing(dir: &Path, names: &[&str]) -> Result<PathBuf> {
+    if !dir.is_dir() {
+        anyhow::bail!("{}: not a directory", dir.display());
+    }
+    names
+        .iter()
+        .map(|n| dir.join(n))
+        .find(|p| p.is_file())
+        .with_context(|| format!("{}: none of {} found", dir.display(), names.join(", ")))
+}
+
+/// The last component of `path` (the whole path when there is none), as a name in messages.
+pub fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned())
 }

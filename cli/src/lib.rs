@@ -1,7 +1,26 @@
-//! The library face of `edgerag-cli`, for fuzz targets: the parts of the `edgerag` binary that
-//! take bytes from outside and can be exercised without sockets or files. Only the HTTP/1.1
-//! request-head parser of `edgerag serve` is here ([`serve::request::parse`]); everything else
-//! is the binary's (`src/main.rs`). This library uses nothing but `std`.
+//! The library face of `edgerag-cli`: what the `edgerag` binary (`src/main.rs`) shares with
+//! the benchmark harness (`edgerag-bench`) and the fuzz targets. The binary's commands are its
+//! own; here are the pieces they stand on that another crate needs:
+//!
+//! - [`output`]: stdout, stderr and progress bars as every command writes them;
+//! - [`files`]: reading inputs and bundles, writing atomically;
+//! - [`models`] and [`flags::model`]: finding, fetching and checking the embedding and chat
+//!   models, and the `--model` flag;
+//! - [`beir`]: reading a BEIR data set and a bundle saved from one;
+//! - [`indexing`]: a build's indexing steps with progress bars (and their times);
+//! - [`serve::request`]: the HTTP/1.1 request-head parser of `edgerag serve`, for fuzz targets.
+
+pub mod beir;
+pub mod files;
+pub mod indexing;
+pub mod models;
+pub mod output;
+
+pub mod flags {
+    //! Flags shared by several commands; the binary has the others.
+
+    pub mod model;
+}
 
 pub mod serve {
     //! `edgerag serve`'s wire protocol, as far as fuzz targets need it.

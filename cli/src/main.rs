@@ -5,16 +5,15 @@ mod bench;
 mod build;
 mod embed;
 mod eval;
-mod files;
 mod flags;
 mod inspect;
-mod models;
-mod output;
 mod search;
 mod serve;
 mod transport;
 
 use std::process::ExitCode;
+
+use edgerag_cli::{beir, files, indexing, models, output};
 
 use clap::{Parser, Subcommand};
 

@@ -6,14 +6,14 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
 /// Prints `value` as pretty JSON on stdout.
-pub(crate) fn json<T: Serialize>(value: &T) -> anyhow::Result<()> {
+pub fn json<T: Serialize>(value: &T) -> anyhow::Result<()> {
     line(&serde_json::to_string_pretty(value)?);
     Ok(())
 }
 
 /// Prints `value` as compact JSON on one line of stdout and flushes it, so that a parent
 /// process reading the pipe sees it at once.
-pub(crate) fn json_line<T: Serialize>(value: &T) -> anyhow::Result<()> {
+pub fn json_line<T: Serialize>(value: &T) -> anyhow::Result<()> {
     let text = serde_json::to_string(value)?;
     line(&text);
     flush()?;
@@ -21,20 +21,20 @@ pub(crate) fn json_line<T: Serialize>(value: &T) -> anyhow::Result<()> {
 }
 
 /// Flushes stdout.
-pub(crate) fn flush() -> std::io::Result<()> {
+pub fn flush() -> std::io::Result<()> {
     std::io::Write::flush(&mut std::io::stdout()).or_else(closed_pipe_ends)
 }
 
-pub(crate) use edgerag_core::answer::place;
+pub use edgerag_core::answer::place;
 
 /// Prints a line of human-readable output on stdout.
-pub(crate) fn line(text: &str) {
+pub fn line(text: &str) {
     let mut out = std::io::stdout().lock();
     written(writeln!(out, "{text}"));
 }
 
 /// Writes text as it comes (a streamed reply) and flushes it.
-pub(crate) fn stream(text: &str) {
+pub fn stream(text: &str) {
     let mut out = std::io::stdout().lock();
     written(out.write_all(text.as_bytes()).and_then(|()| out.flush()));
 }
@@ -59,7 +59,7 @@ fn closed_pipe_ends(error: std::io::Error) -> std::io::Result<()> {
 }
 
 /// Prints a warning on stderr (above any progress bar).
-pub(crate) fn warn(bar: Option<&ProgressBar>, text: &str) {
+pub fn warn(bar: Option<&ProgressBar>, text: &str) {
     match bar {
         Some(bar) => bar.suspend(|| to_stderr(&format!("warning: {text}"))),
         None => to_stderr(&format!("warning: {text}")),
@@ -67,12 +67,12 @@ pub(crate) fn warn(bar: Option<&ProgressBar>, text: &str) {
 }
 
 /// Prints a line of diagnostics (e.g. a request log) on stderr.
-pub(crate) fn note(text: &str) {
+pub fn note(text: &str) {
     to_stderr(text);
 }
 
 /// Prints an error and its causes on one line of stderr.
-pub(crate) fn error_line(error: &anyhow::Error) {
+pub fn error_line(error: &anyhow::Error) {
     to_stderr(&format!("error: {}", one_line(error)));
 }
 
@@ -94,7 +94,7 @@ fn one_line(error: &anyhow::Error) -> String {
 }
 
 /// A progress bar on stderr; hidden when `quiet` (e.g. `--json`) or when stderr is not a terminal.
-pub(crate) fn progress(total: u64, what: &str, quiet: bool) -> ProgressBar {
+pub fn progress(total: u64, what: &str, quiet: bool) -> ProgressBar {
     if quiet {
         return ProgressBar::hidden();
     }

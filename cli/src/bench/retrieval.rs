@@ -18,8 +18,8 @@ use edgerag_core::{BuildOptions, BundleBuilder, Mode, SearchOptions, Searcher};
 use serde::{Deserialize, Serialize};
 
 use super::{Peers, script};
-use crate::eval::{self, BeirData};
-use crate::{build, files, output};
+use crate::beir::{BeirData, load_bundle, read_beir};
+use crate::{files, indexing, output};
 
 /// SciFact loaded, and built into a bundle the way `edgerag build` would (without vectors).
 pub(super) struct SciFact {
@@ -37,7 +37,7 @@ impl SciFact {
     /// Reads SciFact from `dir` (BEIR layout, train split) and its bundle: `saved`, else one
     /// built without vectors.
     pub(super) fn load(dir: &Path, saved: Option<&Path>, quiet: bool) -> Result<Self> {
-        let BeirData { corpus, queries, qrels } = eval::read_beir(dir, "train")?;
+        let BeirData { corpus, queries, qrels } = read_beir(dir, "train")?;
         let queries: Vec<BeirQuery> =
             queries.into_iter().filter(|q| qrels.contains_key(&q.id)).collect();
         if corpus.is_empty() || queries.is_empty() {
@@ -45,7 +45,7 @@ impl SciFact {
         }
         let records = || corpus.iter().map(|d| (d.id.clone(), d.title.as_str(), d.text.as_str()));
         let (bundle, bundle_bytes) = match saved {
-            Some(path) => (eval::load_bundle(path, records())?, files::size(path)?),
+            Some(path) => (load_bundle(path, records())?, files::size(path)?),
             None => {
                 let options =
                     BuildOptions { corpus: "scifact".to_owned(), ..BuildOptions::default() };
@@ -54,7 +54,7 @@ impl SciFact {
                     let text = format!("{title}\n\n{text}");
                     builder.add(from_text(&id, title, &text).with_context(|| id.clone())?);
                 }
-                let bundle = build::finish(builder, quiet)?;
+                let bundle = indexing::finish(builder, quiet)?;
                 let bytes = bundle.to_bytes()?.len();
                 (bundle, bytes)
             }

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Args, Latency, SEED, recall, script, synthetic, timed_searches};
 use crate::models::ModelFiles;
-use crate::{build, output};
+use crate::{indexing, output};
 
 /// The modes timed in wasm (the others are parts of hybrid).
 const WASM_MODES: [Mode; 2] = [Mode::Bm25, Mode::Hybrid];
@@ -162,7 +162,7 @@ pub(super) fn measure(
     }
     bar.finish_and_clear();
     let start = Instant::now();
-    let (bundle, steps) = build::finish_timed(builder, quiet)?;
+    let (bundle, steps) = indexing::finish_timed(builder, quiet)?;
     let build_seconds = start.elapsed().as_secs_f64();
     let bytes = bundle.to_bytes()?;
     let text_bytes = corpus.texts.iter().map(String::len).sum();

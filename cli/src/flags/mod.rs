@@ -2,5 +2,7 @@
 //! ([`model`]), retrieval ([`retrieval`]: a `SearchRequest`) and the LLM ([`llm`]).
 
 pub(crate) mod llm;
-pub(crate) mod model;
 pub(crate) mod retrieval;
+
+/// The embedding model's flag, in the library face (`edgerag-bench` takes it too).
+pub(crate) use edgerag_cli::flags::model;

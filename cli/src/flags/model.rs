@@ -12,24 +12,24 @@ use crate::{models, output};
 
 /// Model flags shared by the commands that embed.
 #[derive(Debug, Clone, clap::Args)]
-pub(crate) struct ModelArgs {
+pub struct ModelArgs {
     /// Directory with config.json, tokenizer.json and model.safetensors, or a quantized .gguf
     /// file made by `edgerag models quantize` [default: all-MiniLM-L6-v2, fetched once into
     /// the cache].
     #[arg(long, value_name = "PATH")]
-    pub(crate) model: Option<PathBuf>,
+    pub model: Option<PathBuf>,
 }
 
 impl ModelArgs {
     /// Loads the model (fetching the default one if needed): `f32` from a directory, `q8_0`
     /// from a `.gguf` file.
-    pub(crate) fn load(&self, quiet: bool) -> Result<Embedder> {
+    pub fn load(&self, quiet: bool) -> Result<Embedder> {
         models::resolve(self.model.as_deref(), quiet)?.load()
     }
 
     /// Loads the model a bundle was embedded with: the one given, or the default one if the
     /// bundle's is the default model. The caller checks compatibility (`Searcher::with_embedder`).
-    pub(crate) fn load_for(&self, spec: &EmbeddingSpec, quiet: bool) -> Result<Embedder> {
+    pub fn load_for(&self, spec: &EmbeddingSpec, quiet: bool) -> Result<Embedder> {
         if self.model.is_none() && spec.model != EmbedderOptions::MINILM_ID {
             bail!(
                 "the bundle was embedded with {}: pass that model with --model DIR or FILE.gguf",
@@ -43,12 +43,7 @@ impl ModelArgs {
 /// `searcher` with the bundle's embedding model loaded, when the bundle has vectors and
 /// `mode` uses them. Failing to load it is an error in dense mode and a warning otherwise
 /// (the other retrievers still work).
-pub(crate) fn attach(
-    searcher: Searcher,
-    model: &ModelArgs,
-    mode: Mode,
-    quiet: bool,
-) -> Result<Searcher> {
+pub fn attach(searcher: Searcher, model: &ModelArgs, mode: Mode, quiet: bool) -> Result<Searcher> {
     let Some(spec) = searcher.bundle().manifest.embedding.clone() else {
         return Ok(searcher);
     };

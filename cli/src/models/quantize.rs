@@ -17,7 +17,7 @@ const SUFFIX: &str = "-q8_0.gguf";
 
 /// Options of `models quantize`.
 #[derive(Debug, ClapArgs)]
-pub(crate) struct Args {
+pub struct Args {
     /// The directory of the model to quantize (config.json, tokenizer.json and
     /// model.safetensors) [default: all-MiniLM-L6-v2 from the cache, fetched if missing].
     #[arg(long, value_name = "DIR")]
