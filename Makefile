@@ -8,6 +8,8 @@ SHELL := bash
 export CARGO_TARGET_DIR ?= $(HOME)/.cache/edgerag/target
 CARGO ?= cargo
 EDGERAG := $(CARGO_TARGET_DIR)/release/edgerag
+# The benchmark harness (the workspace crate in bench/, not a default member).
+BENCH := $(CARGO_TARGET_DIR)/release/edgerag-bench
 # Real judged data (../shared/data next to the clone); override to point elsewhere.
 export EDGERAG_DATA ?= $(abspath $(CURDIR)/../shared/data)
 DEMO_BUNDLE := $(CARGO_TARGET_DIR)/demo/demo.bundle
@@ -91,7 +93,8 @@ $(SCIFACT_BUNDLE): | models
 bench: wasm www demo-bundle models $(SCIFACT_BUNDLE) ## Side by side with the alternatives (onnxruntime-web, transformers.js, bm25s, tantivy), search at 1k-100k chunks native and wasm, cold start, local generation: writes docs/BENCHMARKS.md (~22 min; the first run also embeds SciFact, ~25 min)
 	scripts/setup.sh wasm-bindgen bench browser
 	scripts/wasm-bindgen.sh $(WASM_PROFILE) nodejs $(WASM_PKG)
-	$(EDGERAG) bench --wasm-pkg $(WASM_PKG) --peers bench --scifact "$(EDGERAG_DATA)/scifact" \
+	$(CARGO) build --release --locked -p edgerag-bench
+	$(BENCH) --wasm-pkg $(WASM_PKG) --peers bench --scifact "$(EDGERAG_DATA)/scifact" \
 	  --scifact-bundle $(SCIFACT_BUNDLE) --bundle $(DEMO_BUNDLE) --site www/dist \
 	  --question "$(DEMO_QUESTION)" --chat-model local --report docs $(BENCH_ARGS)
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""BM25 peers of `edgerag bench`: bm25s and tantivy (its PyPI wheel embeds the Rust crate).
+"""BM25 peers of `edgerag-bench`: bm25s and tantivy (its PyPI wheel embeds the Rust crate).
 
-`edgerag bench` runs this script as a subprocess, with the packages of bench/requirements.txt on
+`edgerag-bench` runs this script as a subprocess, with the packages of bench/requirements.txt on
 PYTHONPATH:
 
     python3 bench/bm25_peers.py INPUT.json
@@ -28,7 +28,7 @@ Prints one JSON object on stdout:
   RUN = {"system", "version", "tokenisation", "k1", "b", "index_seconds", "queries_per_second",
          ["queries_per_second_batched",] "rankings": {query_id: [doc id, ...best first, up to k]}}.
 Only documents that match at least one query term are ranked; a query without terms gets [].
-edgerag bench computes the quality metrics from the rankings itself. On error: message on
+edgerag-bench computes the quality metrics from the rankings itself. On error: message on
 stderr, exit status 1.
 """
 import contextlib

@@ -2,7 +2,7 @@
 // can be asked, and until its answer is shown, with nothing cached and with the bundle and the
 // embedding model in Cache Storage.
 //
-// `edgerag bench` runs it as a subprocess (playwright-core from the repository's node_modules,
+// `edgerag-bench` runs it as a subprocess (playwright-core from the repository's node_modules,
 // Debian's /usr/bin/chromium or $CHROMIUM):
 //   node bench/cold-start.mjs INPUT.json
 // INPUT = {"edgerag": "/abs/edgerag", "bundle": "/abs/demo.bundle", "site": "/abs/www/dist",

@@ -1,4 +1,4 @@
-// What the embedding peers of `edgerag bench` (embed-ort.mjs, embed-transformers.mjs) share:
+// What the embedding peers of `edgerag-bench` (embed-ort.mjs, embed-transformers.mjs) share:
 // reading INPUT.json, the model's files, the timing loop (as edgerag's own wasm-embed.mjs
 // times: per batch size one warm-up call, then every text, `batch` at a time), the report
 // printed on stdout and the installed packages' versions.

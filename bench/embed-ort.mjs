@@ -1,6 +1,6 @@
-// The onnxruntime-web peer of `edgerag bench`: all-MiniLM-L6-v2 on onnxruntime-web's wasm backend
+// The onnxruntime-web peer of `edgerag-bench`: all-MiniLM-L6-v2 on onnxruntime-web's wasm backend
 // (SIMD, 1 thread) under Node, with the tokenizer of @huggingface/tokenizers (the one
-// transformers.js uses). edgerag bench runs `node bench/embed-ort.mjs INPUT.json`, with
+// transformers.js uses). edgerag-bench runs `node bench/embed-ort.mjs INPUT.json`, with
 // INPUT = {model, variant: "int8" | "f32", texts, batches}: `model` a directory in the
 // transformers.js layout (tokenizer.json, tokenizer_config.json, onnx/model_quantized.onnx for
 // int8, dynamically quantized with integer matrix products like transformers.js's "q8",

@@ -1,6 +1,6 @@
-// The transformers.js peer of `edgerag bench`: all-MiniLM-L6-v2 through transformers.js on
+// The transformers.js peer of `edgerag-bench`: all-MiniLM-L6-v2 through transformers.js on
 // onnxruntime-web's wasm backend (SIMD, 1 thread) under Node, where transformers.js would
-// otherwise use onnxruntime-node. edgerag bench runs `node bench/embed-transformers.mjs
+// otherwise use onnxruntime-node. edgerag-bench runs `node bench/embed-transformers.mjs
 // INPUT.json`, with INPUT = {model, variant: "int8" | "f32", texts, batches}: `model` a directory
 // in the transformers.js layout (config.json, tokenizer.json, tokenizer_config.json,
 // onnx/model_quantized.onnx for dtype "q8", dynamically quantized with integer matrix products

@@ -1,4 +1,4 @@
-"""Makes the f32 and int8 ONNX models of all-MiniLM-L6-v2 that `edgerag bench` runs.
+"""Makes the f32 and int8 ONNX models of all-MiniLM-L6-v2 that `edgerag-bench` runs.
 
     python3 make_onnx.py WEIGHTS_INT8.onnx MODEL.safetensors OUT_DIR
 

@@ -6,7 +6,7 @@
 #   node         the npm workspace's packages (npm ci), reinstalled only when package-lock.json changes
 #   browser      Debian's Chromium and ChromeDriver, for the browser tests
 #   worker       wrangler, workerd and Node 22 (npm packages in worker/), to run the Worker locally
-#   bench        the peers of `edgerag bench`: bench/'s npm packages (npm ci --ignore-scripts), and in
+#   bench        the peers of `edgerag-bench`: bench/'s npm packages (npm ci --ignore-scripts), and in
 #                $EDGERAG_CACHE/bench (default ~/.cache/edgerag/bench) the Python packages of
 #                bench/requirements.txt and all-MiniLM-L6-v2 as f32 and dynamically quantized int8 ONNX
 #                (transformers.js layout)

@@ -1,7 +1,6 @@
 //! `edgerag`: build, inspect, search, evaluate and serve corpus bundles from the command line.
 
 mod ask;
-mod bench;
 mod build;
 mod embed;
 mod eval;
@@ -40,8 +39,6 @@ enum Command {
     /// Evaluate retrieval quality on a judged data set.
     #[command(subcommand)]
     Eval(eval::Command),
-    /// Benchmark embedding (native and wasm), search latency at scale and HNSW recall.
-    Bench(bench::Args),
     /// Manage the embedding model (download it into the cache, show where it is).
     #[command(subcommand)]
     Models(models::Command),
@@ -60,7 +57,6 @@ fn main() -> ExitCode {
         Command::Embed(args) => embed::run(args),
         Command::Eval(command) => eval::run(command),
         Command::Models(command) => models::run(command),
-        Command::Bench(args) => bench::run(args),
         Command::Serve(args) => serve::run(args),
     };
     match result {

@@ -3,7 +3,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
 
 mod ask;
-mod bench;
 mod build;
 mod cli;
 mod embed;

@@ -1,4 +1,4 @@
-// Times the wasm embedder under Node for `edgerag bench` (which writes this file to a temporary
+// Times the wasm embedder under Node for `edgerag-bench` (which writes this file to a temporary
 // directory and runs it): `node wasm-embed.mjs INPUT.json`, INPUT = {pkg, model, texts, batches}
 // with pkg the wasm-bindgen output for Node and model the model's directory (config.json,
 // tokenizer.json, model.safetensors) or its quantized `.gguf` file. Per batch size: one warm-up call, then the time to

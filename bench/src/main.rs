@@ -1,4 +1,4 @@
-//! `edgerag bench`: edgerag measured side by side with what users would pick instead, in one
+//! `edgerag-bench`: edgerag measured side by side with what users would pick instead, in one
 //! run and on the same inputs, rendered as one JSON and one Markdown report.
 //!
 //! - embedding: native and wasm against onnxruntime-web and transformers.js ([`embedding`]);
@@ -31,15 +31,17 @@ use edgerag_core::Bundle;
 use edgerag_core::index::Scored;
 use serde::Serialize;
 
-use crate::flags::model::ModelArgs;
-use crate::{files, output};
+use edgerag_cli::flags::model::ModelArgs;
+use edgerag_cli::{files, models, output};
 
 /// Seed of the synthetic corpora and of every HNSW build here.
 const SEED: u64 = 20_261_122;
 
-/// Arguments of `edgerag bench`.
-#[derive(Debug, clap::Args)]
-pub(crate) struct Args {
+/// Benchmark embedding (native and wasm), search latency at scale and HNSW recall, side by side
+/// with the alternatives.
+#[derive(Debug, clap::Parser)]
+#[command(name = "edgerag-bench", version)]
+struct Args {
     /// Synthetic corpus sizes, in chunks, for the search benchmark.
     #[arg(long, value_delimiter = ',', default_value = "1000,10000,100000")]
     sizes: Vec<usize>,
@@ -155,15 +157,25 @@ struct Peers {
     model: PathBuf,
 }
 
-/// `edgerag bench`.
-pub(crate) fn run(args: Args) -> Result<()> {
+fn main() -> std::process::ExitCode {
+    match run(<Args as clap::Parser>::parse()) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(error) => {
+            output::error_line(&error);
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+/// Measures everything asked for, then publishes the report.
+fn run(args: Args) -> Result<()> {
     check(&args)?;
     let machine = report::Machine::now();
     let peers = peers(&args)?;
     // First, so that the peak memory measured is the chat model's.
     let generation = match &args.chat_model {
         Some(path) => {
-            let path = crate::models::chat::named(path);
+            let path = models::chat::named(path);
             let (tokens, generate) = (args.prompt_tokens, args.generate_tokens);
             Some(chat::measure(path, tokens, generate, args.wasm_pkg.as_deref(), args.json)?)
         }
@@ -192,7 +204,7 @@ pub(crate) fn run(args: Args) -> Result<()> {
     let model = if args.skip_embedding && args.skip_search {
         None
     } else {
-        Some(crate::models::resolve(args.model.model.as_deref(), args.json)?)
+        Some(models::resolve(args.model.model.as_deref(), args.json)?)
     };
     let embedding = match (&model, args.skip_embedding) {
         (Some(model), false) => {
@@ -298,7 +310,7 @@ fn publish(report: &Report, args: &Args) -> Result<()> {
 /// The peers' locations, checked, when `--peers` is given.
 fn peers(args: &Args) -> Result<Option<Peers>> {
     let Some(dir) = &args.peers else { return Ok(None) };
-    let bench = crate::models::cache_dir()?.join("bench");
+    let bench = models::cache_dir()?.join("bench");
     let peers = Peers {
         dir: script::absolute(dir),
         python: script::absolute(

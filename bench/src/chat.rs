@@ -1,4 +1,4 @@
-//! `edgerag bench --chat-model`: a local chat model's prompt processing and generation speed,
+//! `edgerag-bench --chat-model`: a local chat model's prompt processing and generation speed,
 //! natively and (with `--wasm-pkg`) in wasm under Node, on the same prompt, and the memory
 //! each needs.
 
@@ -10,8 +10,8 @@ use edgerag_core::generate::{GenerateOptions, LocalModel};
 use edgerag_core::llm::Message;
 use serde::{Deserialize, Serialize};
 
-use super::synthetic;
-use crate::output;
+use crate::synthetic;
+use edgerag_cli::output;
 
 /// The local chat model's speed and memory, per platform.
 #[derive(Debug, Serialize)]
@@ -78,10 +78,10 @@ pub(super) fn measure(
     wasm_pkg: Option<&Path>,
     quiet: bool,
 ) -> Result<ChatReport> {
-    let (path, _, bytes) = crate::models::chat::resolve(path, quiet)?;
+    let (path, _, bytes) = edgerag_cli::models::chat::resolve(path, quiet)?;
     let bar = output::progress(3, "chat model (native)", quiet);
     let start = Instant::now();
-    let model = crate::models::chat::open(&path, &bytes)?;
+    let model = edgerag_cli::models::chat::open(&path, &bytes)?;
     let load_seconds = start.elapsed().as_secs_f64();
     drop(bytes);
     bar.inc(1);
@@ -106,10 +106,10 @@ pub(super) fn measure(
         load_seconds,
         &prompt,
         &full,
-        super::report::proc_bytes("/proc/self/status", "VmHWM"),
+        crate::report::proc_bytes("/proc/self/status", "VmHWM"),
     );
     let (wasm, wasm_skipped) = match wasm_pkg {
-        None => (None, Some(super::script::WASM_SKIPPED.to_owned())),
+        None => (None, Some(crate::script::WASM_SKIPPED.to_owned())),
         Some(pkg) => {
             let bar = output::progress(1, "chat model (wasm)", quiet);
             let timed = wasm_run(pkg, &path, &content, generate)?;
@@ -132,7 +132,7 @@ pub(super) fn measure(
 /// (short of it by a few words at most).
 fn prompt_of(model: &LocalModel, tokens: usize) -> Result<String> {
     let ask = "Summarise the text above in three sentences.";
-    let text = synthetic::corpus(tokens / 8 + 1, 0, super::SEED).texts.join(" ");
+    let text = synthetic::corpus(tokens / 8 + 1, 0, crate::SEED).texts.join(" ");
     let words: Vec<&str> = text.split_whitespace().collect();
     let mut content = String::new();
     for group in words.chunks(8) {
@@ -149,15 +149,15 @@ fn prompt_of(model: &LocalModel, tokens: usize) -> Result<String> {
 /// Times the wasm chat model under Node (see `wasm-chat.mjs`).
 fn wasm_run(pkg: &Path, model: &Path, content: &str, generate: u32) -> Result<WasmRun> {
     let input = serde_json::json!({
-        "model": super::script::absolute(model), "content": content, "generate": generate,
+        "model": crate::script::absolute(model), "content": content, "generate": generate,
     });
     let script = ("wasm-chat.mjs", include_str!("wasm-chat.mjs"));
-    super::script::run_wasm(pkg, script, input, "the wasm chat model")
+    crate::script::run_wasm(pkg, script, input, "the wasm chat model")
 }
 
 /// The section of the Markdown report.
 pub(super) fn markdown(report: &ChatReport) -> String {
-    use super::report::{bytes, table};
+    use crate::report::{bytes, table};
     let row = |name: &str, s: &ChatSpeed| {
         vec![
             name.to_owned(),

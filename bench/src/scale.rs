@@ -16,9 +16,9 @@ use edgerag_core::load::from_text;
 use edgerag_core::{BuildOptions, Bundle, BundleBuilder, Mode, SearchOptions, Searcher};
 use serde::{Deserialize, Serialize};
 
-use super::{Args, Latency, SEED, recall, script, synthetic, timed_searches};
-use crate::models::ModelFiles;
-use crate::{indexing, output};
+use crate::{Args, Latency, SEED, recall, script, synthetic, timed_searches};
+use edgerag_cli::models::ModelFiles;
+use edgerag_cli::{indexing, output};
 
 /// The modes timed in wasm (the others are parts of hybrid).
 const WASM_MODES: [Mode; 2] = [Mode::Bm25, Mode::Hybrid];
@@ -248,7 +248,7 @@ fn wasm_search(
 
 /// The search section of the Markdown report.
 pub(super) fn markdown(reports: &[ScaleReport]) -> String {
-    use super::report::{bytes, ms, ratio, table};
+    use crate::report::{bytes, ms, ratio, table};
     let latency = |modes: &[ModeLatency], mode: Mode| {
         modes.iter().find(|m| m.mode == mode).map_or("–".to_owned(), |m| {
             format!("{} / {}", ms(m.latency.p50_ms), ms(m.latency.p99_ms))
@@ -330,8 +330,8 @@ pub(super) fn markdown(reports: &[ScaleReport]) -> String {
 
 /// The bundle bytes section of the Markdown report: `named` real bundles, then the synthetic
 /// ones of `scale`.
-pub(super) fn bytes_markdown(named: &[super::NamedBytes], scale: &[ScaleReport]) -> String {
-    use super::report::{bytes, ratio, table};
+pub(super) fn bytes_markdown(named: &[crate::NamedBytes], scale: &[ScaleReport]) -> String {
+    use crate::report::{bytes, ratio, table};
     let per = |v: f64| format!("{v:.0} B");
     let rows: Vec<Vec<String>> = named
         .iter()

@@ -1,4 +1,4 @@
-// Times the wasm chat model under Node for `edgerag bench --chat-model` (which writes this file
+// Times the wasm chat model under Node for `edgerag-bench --chat-model` (which writes this file
 // to a temporary directory and runs it): `node wasm-chat.mjs INPUT.json`, INPUT = {pkg, model,
 // content, generate} with pkg the wasm-bindgen output for Node. Prints {load_seconds, prompt,
 // full, memory_bytes} as JSON: the prompt alone (one token generated), then the prompt and up

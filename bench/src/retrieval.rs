@@ -17,9 +17,9 @@ use edgerag_core::text::Analyzer;
 use edgerag_core::{BuildOptions, BundleBuilder, Mode, SearchOptions, Searcher};
 use serde::{Deserialize, Serialize};
 
-use super::{Peers, script};
-use crate::beir::{BeirData, load_bundle, read_beir};
-use crate::{files, indexing, output};
+use crate::{Peers, script};
+use edgerag_cli::beir::{BeirData, load_bundle, read_beir};
+use edgerag_cli::{files, indexing, output};
 
 /// SciFact loaded, and built into a bundle the way `edgerag build` would (without vectors).
 pub(super) struct SciFact {
@@ -291,7 +291,7 @@ fn score(scifact: &SciFact, rankings: &[Vec<&str>]) -> (f64, f64) {
 
 /// The section of the Markdown report.
 pub(super) fn markdown(r: &RetrievalReport) -> String {
-    use super::report::{ratio, table};
+    use crate::report::{ratio, table};
     let ours = r
         .runs
         .iter()

@@ -1,4 +1,4 @@
-// Times the wasm module's search under Node for `edgerag bench` (which writes this file to a
+// Times the wasm module's search under Node for `edgerag-bench` (which writes this file to a
 // temporary directory and runs it): `node wasm-search.mjs INPUT.json`, INPUT = {pkg, model,
 // bundle, queries, modes} with pkg the wasm-bindgen output for Node, model the embedding
 // model's directory and bundle a bundle file. Loads the model, then the bundle (timed: bytes to

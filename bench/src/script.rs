@@ -55,7 +55,7 @@ pub(super) fn run_wasm<T: DeserializeOwned>(
 /// Runs the peer script `bench/NAME` (`.mjs` under Node, `.py` under Python with the peers'
 /// packages) on `input`.
 pub(super) fn run_peer<T: DeserializeOwned>(
-    peers: &super::Peers,
+    peers: &crate::Peers,
     name: &str,
     input: &impl Serialize,
     what: &str,

@@ -1,12 +1,11 @@
-//! `edgerag bench`: the report's shape, the figures that must hold whatever the machine, and
+//! `edgerag-bench`: the report's shape, the figures that must hold whatever the machine, and
 //! the JSON and Markdown written from the same run.
 
-use crate::cli::{edgerag, fixture, json, one_error_line, path};
-use crate::eval::scifact_slice;
+use crate::run::{edgerag_bench, fixture, json, one_error_line, path, scifact_slice};
 
 #[test]
 fn bench_reports_latency_per_mode_and_exact_recall_at_small_scale() {
-    let out = json(&["bench", "--sizes", "120", "--queries", "6", "--skip-embedding", "--json"]);
+    let out = json(&["--sizes", "120", "--queries", "6", "--skip-embedding", "--json"]);
     assert!(out["machine"]["cpus"].as_u64().unwrap() >= 1);
     assert!(out.get("embedding").is_none());
     let [scale] = out["search"].as_array().unwrap().as_slice() else { panic!("{out}") };
@@ -47,8 +46,7 @@ fn bench_reports_latency_per_mode_and_exact_recall_at_small_scale() {
 #[test]
 fn bench_embeds_real_chunks_and_measures_hnsw_on_real_vectors() {
     let bundle = fixture("bundle-v3.bundle");
-    let args =
-        ["bench", "--bundle", path(&bundle), "--skip-search", "--texts", "2", "--batch", "2"];
+    let args = ["--bundle", path(&bundle), "--skip-search", "--texts", "2", "--batch", "2"];
     let out = json(&[&args[..], &["--json"]].concat());
     let embedding = &out["embedding"];
     assert_eq!(embedding["model"], "sentence-transformers/all-MiniLM-L6-v2");
@@ -81,9 +79,9 @@ fn bench_embeds_real_chunks_and_measures_hnsw_on_real_vectors() {
     let [bytes] = out["bundles"].as_array().unwrap().as_slice() else { panic!("{out}") };
     assert_eq!(bytes["chunks"], 12);
     assert_eq!(bytes["total"].as_u64(), Some(std::fs::metadata(&bundle).unwrap().len()));
-    let missing = edgerag(&["bench", "--bundle", "/nonexistent.bundle", "--skip-search"]);
+    let missing = edgerag_bench(&["--bundle", "/nonexistent.bundle", "--skip-search"]);
     assert!(one_error_line(&missing).contains("/nonexistent.bundle"));
-    let no_peers = edgerag(&["bench", "--site", "www/dist", "--skip-search"]);
+    let no_peers = edgerag_bench(&["--site", "www/dist", "--skip-search"]);
     assert!(one_error_line(&no_peers).contains("--site needs --peers"));
 }
 
@@ -96,7 +94,6 @@ fn bench_compares_bm25_on_scifact_and_writes_one_report_as_json_and_markdown() {
     };
     let report = tempfile::tempdir().unwrap();
     let out = json(&[
-        "bench",
         "--scifact",
         path(data.path()),
         "--skip-search",

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use super::{Report, script};
+use crate::{Report, script};
 
 /// The machine and software a run measured on.
 #[derive(Debug, Serialize)]
@@ -84,7 +84,7 @@ pub(super) fn markdown(report: &Report) -> String {
     let mut out = String::from("# edgerag benchmarks\n\n");
     let _ = writeln!(
         out,
-        "Written by `edgerag bench` (`make bench` regenerates it, with [benchmarks.json](benchmarks.json)); \
+        "Written by `edgerag-bench` (`make bench` regenerates it, with [benchmarks.json](benchmarks.json)); \
          every number is from the one run described here, and every ratio compares numbers of that run.\n"
     );
     let _ = writeln!(out, "- **Date**: {} · edgerag {}", m.date, report.edgerag);
@@ -106,14 +106,14 @@ pub(super) fn markdown(report: &Report) -> String {
     );
     let _ = writeln!(out, "- **Command**: `{}`\n", report.command);
     for section in [
-        report.embedding.as_ref().map(super::embedding::markdown),
-        report.retrieval.as_ref().map(super::retrieval::markdown),
-        (!report.real_vectors.is_empty()).then(|| super::recall::markdown(&report.real_vectors)),
-        (!report.search.is_empty()).then(|| super::scale::markdown(&report.search)),
+        report.embedding.as_ref().map(crate::embedding::markdown),
+        report.retrieval.as_ref().map(crate::retrieval::markdown),
+        (!report.real_vectors.is_empty()).then(|| crate::recall::markdown(&report.real_vectors)),
+        (!report.search.is_empty()).then(|| crate::scale::markdown(&report.search)),
         (!report.bundles.is_empty())
-            .then(|| super::scale::bytes_markdown(&report.bundles, &report.search)),
-        report.cold_start.as_ref().map(super::cold_start::markdown),
-        report.generation.as_ref().map(super::chat::markdown),
+            .then(|| crate::scale::bytes_markdown(&report.bundles, &report.search)),
+        report.cold_start.as_ref().map(crate::cold_start::markdown),
+        report.generation.as_ref().map(crate::chat::markdown),
     ]
     .into_iter()
     .flatten()
@@ -176,7 +176,7 @@ pub(super) fn ratio(a: f64, b: f64) -> String {
 /// The median of `values` (0 when empty).
 pub(super) fn median(values: impl IntoIterator<Item = f64>) -> f64 {
     let values: Vec<f64> = values.into_iter().collect();
-    super::percentile(&values, 0.5)
+    crate::percentile(&values, 0.5)
 }
 
 #[cfg(test)]

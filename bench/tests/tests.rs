@@ -1,0 +1,6 @@
+//! End-to-end tests of the `edgerag-bench` harness on real data.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // Tests fail loudly by design.
+
+mod bench;
+mod run;
