@@ -6,12 +6,12 @@ use std::path::Path;
 use std::time::Instant;
 
 use anyhow::Result;
+use edgerag_cli::output;
 use edgerag_core::generate::{GenerateOptions, LocalModel};
 use edgerag_core::llm::Message;
 use serde::{Deserialize, Serialize};
 
 use crate::synthetic;
-use edgerag_cli::output;
 
 /// The local chat model's speed and memory, per platform.
 #[derive(Debug, Serialize)]
@@ -106,7 +106,7 @@ pub(super) fn measure(
         load_seconds,
         &prompt,
         &full,
-        crate::report::proc_bytes("/proc/self/status", "VmHWM"),
+        crate::machine::proc_bytes("/proc/self/status", "VmHWM"),
     );
     let (wasm, wasm_skipped) = match wasm_pkg {
         None => (None, Some(crate::script::WASM_SKIPPED.to_owned())),
@@ -157,7 +157,7 @@ fn wasm_run(pkg: &Path, model: &Path, content: &str, generate: u32) -> Result<Wa
 
 /// The section of the Markdown report.
 pub(super) fn markdown(report: &ChatReport) -> String {
-    use crate::report::{bytes, table};
+    use crate::format::{bytes, table};
     let row = |name: &str, s: &ChatSpeed| {
         vec![
             name.to_owned(),

@@ -6,10 +6,10 @@ use std::io::Write;
 use std::path::Path;
 
 use anyhow::{Context, Result};
+use edgerag_cli::output;
 use serde::{Deserialize, Serialize};
 
 use crate::{Peers, script};
-use edgerag_cli::output;
 
 /// Fresh profiles loaded (each uncached, then cached).
 const RUNS: usize = 3;
@@ -90,7 +90,7 @@ pub(super) fn measure(
 
 /// The section of the Markdown report.
 pub(super) fn markdown(r: &ColdStartReport) -> String {
-    use crate::report::{bytes, median, ms, table, thousands};
+    use crate::format::{bytes, median, ms, table, thousands};
     let rows: Vec<Vec<String>> = ["uncached", "cached"]
         .iter()
         .map(|&cache| {

@@ -8,14 +8,14 @@ use std::path::Path;
 use std::time::Instant;
 
 use anyhow::Result;
+use edgerag_cli::models::{Format, ModelFiles};
+use edgerag_cli::output;
 use edgerag_core::Bundle;
 use edgerag_core::embed::{Embedder, quantize};
 use serde::{Deserialize, Serialize};
 
 use crate::retrieval::SciFact;
 use crate::{Args, Peers, SEED, script, synthetic};
-use edgerag_cli::models::{Format, ModelFiles};
-use edgerag_cli::output;
 
 /// Texts to embed and where they came from.
 pub(super) struct Inputs {
@@ -314,7 +314,7 @@ fn cosine(a: &[f32], b: &[f32]) -> f64 {
 
 /// The section of the Markdown report.
 pub(super) fn markdown(e: &EmbeddingReport) -> String {
-    use crate::report::{bytes, ratio, table};
+    use crate::format::{bytes, ratio, table};
     let batches: Vec<usize> =
         e.runs.first().map(|r| r.batches.iter().map(|t| t.batch).collect()).unwrap_or_default();
     // The ratios are taken to the faster form of the wasm model where both were measured.

@@ -16,6 +16,8 @@
 mod chat;
 mod cold_start;
 mod embedding;
+mod format;
+mod machine;
 mod recall;
 mod report;
 mod retrieval;
@@ -27,12 +29,11 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
+use edgerag_cli::flags::model::ModelArgs;
+use edgerag_cli::{files, models, output};
 use edgerag_core::Bundle;
 use edgerag_core::index::Scored;
 use serde::Serialize;
-
-use edgerag_cli::flags::model::ModelArgs;
-use edgerag_cli::{files, models, output};
 
 /// Seed of the synthetic corpora and of every HNSW build here.
 const SEED: u64 = 20_261_122;
@@ -121,7 +122,7 @@ struct Args {
 #[derive(Debug, Serialize)]
 struct Report {
     edgerag: &'static str,
-    machine: report::Machine,
+    machine: machine::Machine,
     /// The command line of the run.
     command: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -170,7 +171,7 @@ fn main() -> std::process::ExitCode {
 /// Measures everything asked for, then publishes the report.
 fn run(args: Args) -> Result<()> {
     check(&args)?;
-    let machine = report::Machine::now();
+    let machine = machine::Machine::now();
     let peers = peers(&args)?;
     // First, so that the peak memory measured is the chat model's.
     let generation = match &args.chat_model {
@@ -378,17 +379,9 @@ impl Latency {
     fn of(ms: &[f64]) -> Self {
         let total: f64 = ms.iter().sum();
         Self {
-            p50_ms: percentile(ms, 0.5),
-            p99_ms: percentile(ms, 0.99),
+            p50_ms: format::percentile(ms, 0.5),
+            p99_ms: format::percentile(ms, 0.99),
             queries_per_second: ms.len() as f64 * 1e3 / total.max(f64::EPSILON),
         }
     }
-}
-
-/// The `p` quantile (nearest rank) of `values`.
-fn percentile(values: &[f64], p: f64) -> f64 {
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    let rank = ((p * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len().max(1));
-    sorted.get(rank - 1).copied().unwrap_or(0.0)
 }

@@ -4,12 +4,12 @@
 use std::time::Instant;
 
 use anyhow::{Result, bail};
+use edgerag_cli::output;
 use edgerag_core::Bundle;
 use edgerag_core::index::dense::{DenseIndex, DenseParams};
 use serde::Serialize;
 
 use crate::{Latency, SEED, recall, timed_searches};
-use edgerag_cli::output;
 
 /// The HNSW beam widths whose recall is reported.
 const EF_SEARCH: [usize; 4] = [32, 64, 128, 256];
@@ -81,7 +81,7 @@ pub(super) fn measure(
 
 /// The section of the Markdown report.
 pub(super) fn markdown(reports: &[RecallReport]) -> String {
-    use crate::report::{ms, ratio, table};
+    use crate::format::{ms, ratio, table};
     let mut out = String::from("## HNSW against exact search (real vectors)\n");
     for r in reports {
         let row = |name: String, recall: f64, l: &Latency| {

@@ -9,6 +9,8 @@ use std::path::Path;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
+use edgerag_cli::beir::{BeirData, load_bundle, read_beir};
+use edgerag_cli::{files, indexing, output};
 use edgerag_core::eval::beir::{self, BeirQuery, EVAL_DEPTH};
 use edgerag_core::eval::{Judgments, ndcg_at, recall_at};
 use edgerag_core::index::bm25::{Bm25Index, Bm25Params};
@@ -18,8 +20,6 @@ use edgerag_core::{BuildOptions, BundleBuilder, Mode, SearchOptions, Searcher};
 use serde::{Deserialize, Serialize};
 
 use crate::{Peers, script};
-use edgerag_cli::beir::{BeirData, load_bundle, read_beir};
-use edgerag_cli::{files, indexing, output};
 
 /// SciFact loaded, and built into a bundle the way `edgerag build` would (without vectors).
 pub(super) struct SciFact {
@@ -291,7 +291,7 @@ fn score(scifact: &SciFact, rankings: &[Vec<&str>]) -> (f64, f64) {
 
 /// The section of the Markdown report.
 pub(super) fn markdown(r: &RetrievalReport) -> String {
-    use crate::report::{ratio, table};
+    use crate::format::{ratio, table};
     let ours = r
         .runs
         .iter()

@@ -10,6 +10,8 @@
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
+use edgerag_cli::models::ModelFiles;
+use edgerag_cli::{indexing, output};
 use edgerag_core::bundle::{Embed, encoded_len};
 use edgerag_core::index::dense::Quantization;
 use edgerag_core::load::from_text;
@@ -17,8 +19,6 @@ use edgerag_core::{BuildOptions, Bundle, BundleBuilder, Mode, SearchOptions, Sea
 use serde::{Deserialize, Serialize};
 
 use crate::{Args, Latency, SEED, recall, script, synthetic, timed_searches};
-use edgerag_cli::models::ModelFiles;
-use edgerag_cli::{indexing, output};
 
 /// The modes timed in wasm (the others are parts of hybrid).
 const WASM_MODES: [Mode; 2] = [Mode::Bm25, Mode::Hybrid];
@@ -248,7 +248,7 @@ fn wasm_search(
 
 /// The search section of the Markdown report.
 pub(super) fn markdown(reports: &[ScaleReport]) -> String {
-    use crate::report::{bytes, ms, ratio, table};
+    use crate::format::{bytes, ms, ratio, table};
     let latency = |modes: &[ModeLatency], mode: Mode| {
         modes.iter().find(|m| m.mode == mode).map_or("–".to_owned(), |m| {
             format!("{} / {}", ms(m.latency.p50_ms), ms(m.latency.p99_ms))
@@ -331,7 +331,7 @@ pub(super) fn markdown(reports: &[ScaleReport]) -> String {
 /// The bundle bytes section of the Markdown report: `named` real bundles, then the synthetic
 /// ones of `scale`.
 pub(super) fn bytes_markdown(named: &[crate::NamedBytes], scale: &[ScaleReport]) -> String {
-    use crate::report::{bytes, ratio, table};
+    use crate::format::{bytes, ratio, table};
     let per = |v: f64| format!("{v:.0} B");
     let rows: Vec<Vec<String>> = named
         .iter()
