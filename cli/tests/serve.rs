@@ -992,6 +992,48 @@ fn a_flood_of_connections_is_refused_at_once_and_then_served() {
     assert_eq!((got.status, got.body.as_slice()), (200, &b"export const x = 1;\n"[..]));
 }
 
+#[test]
+fn a_full_server_gives_a_new_connection_a_moment_to_send_its_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let site = make_site(dir.path());
+    let args = ["--site", path(&site), "--no-model", "--max-connections", "2", "--queue", "1"];
+    let server = Serving::start(&args, None);
+    let timeout = Duration::from_secs(10);
+    let get = b"GET /app.js HTTP/1.1\r\nHost: x\r\n\r\n";
+    let served = |connection: &mut Connection| {
+        let response = connection.response(false);
+        assert_eq!(
+            (response.status, response.body.as_slice()),
+            (200, &b"export const x = 1;\n"[..])
+        );
+    };
+
+    // Two new connections take both places, a third waits for one, and a fourth is refused:
+    // the server is full, and has said so. The two that have places send their requests only
+    // now, as a client under load may: they are served all the same.
+    let mut new: Vec<Connection> = (0..3).map(|_| Connection::open(server.port, timeout)).collect();
+    let mut refused = Connection::open(server.port, timeout);
+    refused.send(get);
+    assert_eq!(refused.response(false).status, 503);
+    for connection in &mut new[..2] {
+        connection.send(get);
+        served(connection);
+    }
+    // Idle after their reply, they make room at once for the one waiting.
+    new[2].send(get);
+    served(&mut new[2]);
+    assert!(new[0].closed() && new[1].closed());
+    drop(new);
+
+    // Connections that never send a request hold their places only that moment.
+    let mut silent: Vec<Connection> =
+        (0..2).map(|_| Connection::open(server.port, timeout)).collect();
+    let mut waiting = Connection::open(server.port, timeout);
+    waiting.send(get);
+    served(&mut waiting);
+    assert!(silent.iter_mut().all(Connection::closed));
+}
+
 #[cfg(target_os = "linux")]
 #[test]
 fn the_limit_on_open_files_is_raised_and_never_costs_a_download_its_file() {

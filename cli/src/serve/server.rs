@@ -7,7 +7,8 @@
 //! - at most [`Config::max_connections`] are served at once, and fewer if the limit on open
 //!   files (raised to its hard limit at startup) cannot hold them all
 //!   ([`Config::within_open_files`]). When all are taken, idle connections (between
-//!   requests) are closed and requests still arriving after [`PRESSED`] are cut with 408,
+//!   requests) are closed, new ones that have not started their first request after
+//!   [`PRESSED`] too, and requests still arriving after [`PRESSED`] are cut with 408,
 //!   and a new connection waits up to [`Config::queue_wait`] for a place, [`Config::queue`]
 //!   of them at most; past that it gets 503 with `Retry-After`.
 //! - a request's line and header fields must arrive within [`Config::head_time`] of its first
@@ -288,8 +289,9 @@ async fn connection<H: Handler>(
     let stall = shared.config.stall;
     // Bytes received and not yet parsed: the rest of a request, or pipelined ones.
     let mut input = Vec::new();
+    let mut first = true;
     loop {
-        let read = match read_head(&mut stream, &mut input, &shared).await {
+        let read = match read_head(&mut stream, &mut input, first, &shared).await {
             Ok(head) => read_body(&mut stream, &mut input, head, &shared).await,
             Err(stop) => Err(stop),
         };
@@ -301,6 +303,7 @@ async fn connection<H: Handler>(
             }
             Err(Stop::Refuse(rejection)) => return refuse(stream, rejection, &shared).await,
         };
+        first = false;
         let method = Method::parse(&head.method);
         let exchange = Exchange {
             version: head.version,
@@ -379,13 +382,18 @@ const TOO_SLOW: Rejection = Rejection { status: 408, reason: "the request took t
 const BUSY: Rejection = Rejection { status: 503, reason: "the server is busy; retry in a moment" };
 
 /// Reads the next request head into `input` and takes it from there; what follows it stays.
+/// `first`: the connection's first request, which, when the server is full, is given
+/// [`PRESSED`] to start, as a started one is to end (a client that opened a connection is
+/// about to use it); a connection idle between requests is closed at once.
 async fn read_head<H>(
     stream: &mut TcpStream,
     input: &mut Vec<u8>,
+    first: bool,
     shared: &Shared<H>,
 ) -> Result<Head, Stop> {
     let Config { head_time, idle, limits, .. } = shared.config;
-    let idle_until = Instant::now() + idle;
+    let waiting = Instant::now();
+    let idle_until = waiting + idle;
     // A request starts with its first byte that is not a line end: empty lines before it
     // leave the connection idle. The parser skips them (and counts them in the head's bytes),
     // so they are parsed only once a request has started, or when they fill the head alone.
@@ -431,6 +439,7 @@ async fn read_head<H>(
                 return Err(if started.is_none() { Stop::Quiet } else { Stop::Refuse(TOO_SLOW) });
             }
             Event::Pressure => match started {
+                None if first && waiting.elapsed() < PRESSED => {}
                 None => return Err(Stop::Quiet),
                 Some(started) if started.elapsed() >= PRESSED => {
                     return Err(Stop::Refuse(TOO_SLOW));
