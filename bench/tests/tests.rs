@@ -4,3 +4,5 @@
 
 mod bench;
 mod run;
+#[path = "../../cli/tests/support.rs"]
+mod support;

@@ -1,59 +1,9 @@
 //! `edgerag eval` on real data: a SciFact slice (BEIR), MuSiQue (multi-hop) and SQuAD (answers).
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::cli::{edgerag, json, one_error_line, path, shared_data};
-
-/// The SciFact directory of the shared evaluation data.
-fn scifact() -> Option<PathBuf> {
-    shared_data("scifact")
-}
-
-/// A BEIR directory with the first `n` SciFact documents and the training queries whose
-/// relevant documents are all among them (real data, small enough for a debug build).
-pub(crate) fn scifact_slice(target: &Path, n: usize) -> Option<usize> {
-    use std::io::{BufRead, BufReader};
-    let source = scifact()?;
-    let gz = std::fs::File::open(source.join("corpus.jsonl.gz")).unwrap();
-    let lines: Vec<String> = BufReader::new(flate2::read::GzDecoder::new(gz))
-        .lines()
-        .take(n)
-        .map(Result::unwrap)
-        .collect();
-    let ids: std::collections::HashSet<String> = lines
-        .iter()
-        .map(|l| {
-            serde_json::from_str::<serde_json::Value>(l).unwrap()["_id"]
-                .as_str()
-                .unwrap()
-                .to_owned()
-        })
-        .collect();
-    let mut corpus = flate2::write::GzEncoder::new(
-        std::fs::File::create(target.join("corpus.jsonl.gz")).unwrap(),
-        flate2::Compression::fast(),
-    );
-    for line in &lines {
-        writeln!(corpus, "{line}").unwrap();
-    }
-    corpus.finish().unwrap();
-    let qrels = std::fs::read_to_string(source.join("qrels/train.tsv")).unwrap();
-    let mut kept = String::from("query-id\tcorpus-id\tscore\n");
-    let mut queries = std::collections::HashSet::new();
-    for line in qrels.lines().skip(1) {
-        let fields: Vec<&str> = line.split('\t').collect();
-        if ids.contains(fields[1]) {
-            kept.push_str(line);
-            kept.push('\n');
-            queries.insert(fields[0].to_owned());
-        }
-    }
-    std::fs::create_dir_all(target.join("qrels")).unwrap();
-    std::fs::write(target.join("qrels/train.tsv"), kept).unwrap();
-    std::fs::copy(source.join("queries.jsonl"), target.join("queries.jsonl")).unwrap();
-    Some(queries.len())
-}
+pub(crate) use crate::support::{scifact, scifact_slice};
 
 #[test]
 fn beir_eval_reports_metrics_on_real_scifact_data() {

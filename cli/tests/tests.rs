@@ -14,3 +14,4 @@ mod local;
 mod quantize;
 mod search;
 mod serve;
+mod support;
