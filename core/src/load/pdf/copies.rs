@@ -217,9 +217,7 @@ impl Landing {
 
     /// The header an entry at `offset` leads to, if any.
     fn find(&self, offset: usize) -> Option<usize> {
-        let i = self.runs.partition_point(|(run, _)| run.start <= offset).checked_sub(1)?;
-        let (run, header) = self.runs.get(i)?;
-        run.contains(&offset).then_some(*header)
+        run_at(&self.runs, offset, |(run, _)| run).map(|&(_, header)| header)
     }
 }
 
@@ -529,10 +527,7 @@ impl Scans {
 
     /// The bytes lopdf may scan in a long run from an entry at `at`.
     fn scan(&self, at: usize) -> usize {
-        let Some(i) = self.runs.partition_point(|run| run.start <= at).checked_sub(1) else {
-            return 0;
-        };
-        self.runs.get(i).filter(|run| run.contains(&at)).map_or(0, |run| run.end - at)
+        run_at(&self.runs, at, |run| run).map_or(0, |run| run.end - at)
     }
 }
 
@@ -591,14 +586,15 @@ impl RawObjects {
 
     /// The bytes lopdf copies for an entry at `at`.
     fn copy(&self, at: usize) -> usize {
-        let Some(i) = self.runs.partition_point(|(run, _)| run.start <= at).checked_sub(1) else {
-            return 0;
-        };
-        match self.runs.get(i) {
-            Some((run, end)) if run.contains(&at) => end.saturating_sub(at),
-            _ => 0,
-        }
+        run_at(&self.runs, at, |(run, _)| run).map_or(0, |(_, end)| end.saturating_sub(at))
     }
+}
+
+/// The one of `runs` (sorted by start, not overlapping) whose range, as `range` reads it,
+/// holds `at`.
+fn run_at<T>(runs: &[T], at: usize, range: impl Fn(&T) -> &Range<usize>) -> Option<&T> {
+    let i = runs.partition_point(|run| range(run).start <= at).checked_sub(1)?;
+    runs.get(i).filter(|run| range(run).contains(&at))
 }
 
 /// The object numbers streams' lengths refer to.
