@@ -237,6 +237,62 @@ pub(crate) fn small_bundle(dir: &Path) -> PathBuf {
 }
 
 #[test]
+fn bundles_and_site_files_answer_byte_ranges() {
+    let dir = tempfile::tempdir().unwrap();
+    let site = make_site(dir.path());
+    let bundle = small_bundle(dir.path());
+    let bytes = std::fs::read(&bundle).unwrap();
+    let len = bytes.len();
+    let server = Serving::start(&[path(&bundle), "--site", path(&site), "--no-model"], None);
+    let url = "/bundles/normans.bundle";
+    let whole = server.get(url);
+    assert_eq!((whole.status, whole.header("Accept-Ranges")), (200, Some("bytes")));
+    let etag = whole.header("ETag").unwrap().to_owned();
+
+    // The header, a page from the middle and the tail, each exactly.
+    let middle = format!("bytes={}-{}", len / 2, len / 2 + 99);
+    for (range, start, end) in [
+        ("bytes=0-55", 0, 56),
+        (middle.as_str(), len / 2, len / 2 + 100),
+        ("bytes=-10", len - 10, len),
+    ] {
+        let got = server.request("GET", url, &[("Range", range)]);
+        assert_eq!(got.status, 206, "{range}");
+        let content_range = format!("bytes {start}-{}/{len}", end - 1);
+        assert_eq!(got.header("Content-Range"), Some(content_range.as_str()));
+        assert_eq!(got.header("Content-Length"), Some((end - start).to_string().as_str()));
+        assert_eq!(
+            (got.header("ETag"), got.header("Accept-Ranges")),
+            (Some(etag.as_str()), Some("bytes"))
+        );
+        assert!(got.body == bytes[start..end], "{range}: other bytes");
+    }
+    // A range is served only of the version the client names, else the whole file.
+    let same = server.request("GET", url, &[("Range", "bytes=0-7"), ("If-Range", &etag)]);
+    assert_eq!((same.status, same.body.as_slice()), (206, &b"EDGERAG\0"[..]));
+    let changed = server.request("GET", url, &[("Range", "bytes=0-7"), ("If-Range", "\"old\"")]);
+    assert!(changed.status == 200 && changed.body == bytes);
+    // A range past the end is refused with the length; several ranges get the whole file.
+    let past = server.request("GET", url, &[("Range", &format!("bytes={len}-"))]);
+    assert_eq!(past.status, 416);
+    assert_eq!(past.header("Content-Range"), Some(format!("bytes */{len}").as_str()));
+    let several = server.request("GET", url, &[("Range", "bytes=0-1,4-5")]);
+    assert!(several.status == 200 && several.body == bytes);
+    // A version the client holds is still 304, and HEAD ignores ranges.
+    let held = server.request("GET", url, &[("Range", "bytes=0-7"), ("If-None-Match", &etag)]);
+    assert_eq!(held.status, 304);
+    let head = server.request("HEAD", url, &[("Range", "bytes=0-7")]);
+    assert_eq!(head.header("Content-Length"), Some(len.to_string().as_str()));
+
+    // Site files too, and the connection carries on after a part and a refusal.
+    let mut connection = Connection::open(server.port, Duration::from_secs(10));
+    let part = connection.exchange("GET", "/app.js", "Range: bytes=7-11\r\n");
+    assert_eq!((part.status, part.body.as_slice()), (206, &b"const"[..]));
+    assert_eq!(connection.exchange("GET", "/app.js", "Range: bytes=99-\r\n").status, 416);
+    assert_eq!(connection.exchange("GET", "/app.js", "").body, b"export const x = 1;\n");
+}
+
+#[test]
 fn serves_the_site_the_bundles_and_edgerag_json() {
     let dir = tempfile::tempdir().unwrap();
     let cache = dir.path().join("cache");

@@ -6,7 +6,7 @@
 //! hashed, even if the file is replaced on disk while serving (restart to serve the new one).
 
 use std::fs::File;
-use std::io::{self, Read};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -16,14 +16,14 @@ use edgerag_core::embed::EmbedderOptions;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use super::http::encode_segment;
+use super::http::{FilePart, encode_segment};
 use crate::models::{self, PINNED};
 
 /// A file served from the handle opened at startup.
 #[derive(Debug)]
 pub(crate) struct Asset {
     /// The open file.
-    file: Arc<File>,
+    pub(crate) file: Arc<File>,
     /// Its length at startup.
     pub(crate) len: u64,
     /// Lower-case hex SHA-256 of its bytes.
@@ -35,7 +35,7 @@ impl Asset {
     fn open(path: &Path) -> Result<Self> {
         let (file, len) = open_file(path)?;
         let mut hasher = Sha256::new();
-        let mut reader = AssetReader { file: Arc::clone(&file), at: 0, end: len };
+        let mut reader = FilePart::new(Arc::clone(&file), 0, len);
         let mut buffer = vec![0; 1 << 16];
         loop {
             let n = reader.read(&mut buffer).with_context(|| format!("{}", path.display()))?;
@@ -52,11 +52,6 @@ impl Asset {
     pub(crate) fn etag(&self) -> String {
         format!("\"{}\"", self.sha256)
     }
-
-    /// A reader of the whole file.
-    pub(crate) fn reader(&self) -> AssetReader {
-        AssetReader { file: Arc::clone(&self.file), at: 0, end: self.len }
-    }
 }
 
 /// Opens a regular file and returns it with its length.
@@ -67,40 +62,6 @@ fn open_file(path: &Path) -> Result<(Arc<File>, u64)> {
         bail!("{}: not a file", path.display());
     }
     Ok((Arc::new(file), meta.len()))
-}
-
-/// Reads `at..end` of a shared file at explicit offsets, so that any number of readers can
-/// share one handle.
-pub(crate) struct AssetReader {
-    file: Arc<File>,
-    at: u64,
-    end: u64,
-}
-
-impl Read for AssetReader {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let left = usize::try_from(self.end.saturating_sub(self.at)).unwrap_or(usize::MAX);
-        let want = buf.len().min(left);
-        if want == 0 {
-            return Ok(0);
-        }
-        let n = read_at(&self.file, &mut buf[..want], self.at)?;
-        if n == 0 {
-            return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the file was truncated"));
-        }
-        self.at += n as u64;
-        Ok(n)
-    }
-}
-
-#[cfg(unix)]
-fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
-    std::os::unix::fs::FileExt::read_at(file, buf, offset)
-}
-
-#[cfg(windows)]
-fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
-    std::os::windows::fs::FileExt::seek_read(file, buf, offset)
 }
 
 /// A bundle being served.
@@ -146,7 +107,7 @@ impl ServedBundle {
             .to_owned();
         let (file, len) = open_file(path)?;
         let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
-        AssetReader { file: Arc::clone(&file), at: 0, end: len }
+        FilePart::new(Arc::clone(&file), 0, len)
             .read_to_end(&mut bytes)
             .with_context(|| format!("{}", path.display()))?;
         let bundle = Bundle::from_bytes(&bytes).with_context(|| format!("{}", path.display()))?;

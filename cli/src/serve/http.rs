@@ -9,7 +9,11 @@
 //! events). Readers and streams run on the server's blocking threads, never on the one that
 //! serves the connections.
 
+use std::fs::File;
 use std::io::{self, Read, Write};
+use std::sync::Arc;
+
+use super::range::{self, Part};
 
 /// The request methods the router distinguishes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -248,6 +252,73 @@ impl Reply {
         };
         reply.header("ETag", etag).header("Cache-Control", NO_CACHE)
     }
+
+    /// A file of `len` bytes with the entity tag `etag`, cached as [`Reply::cached`] says,
+    /// that answers byte ranges ([`range`]): 206 with the part asked for, 416 when none of it
+    /// exists, else 200 with all of it; `Accept-Ranges: bytes` in every case. `file` is the
+    /// open file, its bytes read at their offsets.
+    pub(crate) fn file(
+        request: &Incoming,
+        etag: &str,
+        content_type: &str,
+        file: Arc<File>,
+        len: u64,
+    ) -> Self {
+        let part =
+            |start, end| -> Box<dyn Read + Send> { Box::new(FilePart::new(file, start, end)) };
+        Self::cached(request, etag, || match range::requested(request, etag, len) {
+            Part::Whole => Self::stream(200, content_type, part(0, len), Some(len)),
+            Part::Range { start, end } => {
+                let range = format!("bytes {start}-{}/{len}", end - 1);
+                Self::stream(206, content_type, part(start, end), Some(end - start))
+                    .header("Content-Range", &range)
+            }
+            Part::Unsatisfiable => Self::text(416, "range not satisfiable\n")
+                .header("Content-Range", &format!("bytes */{len}")),
+        })
+        .header("Accept-Ranges", "bytes")
+    }
+}
+
+/// Reads bytes `at..end` of a shared file at explicit offsets, so that any number of
+/// readers can share one handle.
+pub(crate) struct FilePart {
+    file: Arc<File>,
+    at: u64,
+    end: u64,
+}
+
+impl FilePart {
+    /// A reader of `file`'s bytes `start..end`.
+    pub(crate) fn new(file: Arc<File>, start: u64, end: u64) -> Self {
+        Self { file, at: start, end }
+    }
+}
+
+impl Read for FilePart {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let left = usize::try_from(self.end.saturating_sub(self.at)).unwrap_or(usize::MAX);
+        let want = buf.len().min(left);
+        if want == 0 {
+            return Ok(0);
+        }
+        let n = read_at(&self.file, &mut buf[..want], self.at)?;
+        if n == 0 {
+            return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the file was truncated"));
+        }
+        self.at += n as u64;
+        Ok(n)
+    }
+}
+
+#[cfg(unix)]
+fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+    std::os::unix::fs::FileExt::read_at(file, buf, offset)
+}
+
+#[cfg(windows)]
+fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+    std::os::windows::fs::FileExt::seek_read(file, buf, offset)
 }
 
 #[cfg(test)]

@@ -23,6 +23,7 @@
 mod assets;
 mod chat;
 mod http;
+mod range;
 mod response;
 mod server;
 mod static_files;
@@ -286,9 +287,8 @@ fn route(state: &State, request: &Incoming) -> Reply {
     state.site.serve(request, path)
 }
 
-/// A bundle or model file, streamed from its handle, with its SHA-256 as ETag.
+/// A bundle or model file, streamed (whole or a byte range) from its handle, with its SHA-256
+/// as ETag.
 fn asset(request: &Incoming, asset: &assets::Asset, content_type: &str) -> Reply {
-    Reply::cached(request, &asset.etag(), || {
-        Reply::stream(200, content_type, Box::new(asset.reader()), Some(asset.len))
-    })
+    Reply::file(request, &asset.etag(), content_type, Arc::clone(&asset.file), asset.len)
 }

@@ -12,6 +12,7 @@
 use std::fs::{self, File, Metadata};
 use std::io::{self, ErrorKind};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::UNIX_EPOCH;
 
 use anyhow::{Result, bail};
@@ -60,9 +61,7 @@ impl Site {
         };
         let name = file.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
         let content_type = mime(&name);
-        Reply::cached(request, &etag(&meta), || {
-            Reply::stream(200, content_type, Box::new(handle), Some(meta.len()))
-        })
+        Reply::file(request, &etag(&meta), content_type, Arc::new(handle), meta.len())
     }
 
     /// Maps a decoded request path to a file under the site.
