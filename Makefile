@@ -93,7 +93,7 @@ $(SCIFACT_BUNDLE): | models
 bench: wasm www demo-bundle models $(SCIFACT_BUNDLE) ## Side by side with the alternatives (onnxruntime-web, transformers.js, bm25s, tantivy), search at 1k-100k chunks native and wasm, cold start, local generation: writes docs/BENCHMARKS.md (~22 min; the first run also embeds SciFact, ~25 min)
 	scripts/setup.sh wasm-bindgen bench browser
 	scripts/wasm-bindgen.sh $(WASM_PROFILE) nodejs $(WASM_PKG)
-	$(CARGO) build --release --locked -p edgerag-bench
+	$(CARGO) build --release --locked -p edgerag-cli -p edgerag-bench
 	$(BENCH) --wasm-pkg $(WASM_PKG) --peers bench --scifact "$(EDGERAG_DATA)/scifact" \
 	  --scifact-bundle $(SCIFACT_BUNDLE) --bundle $(DEMO_BUNDLE) --site www/dist \
 	  --question "$(DEMO_QUESTION)" --chat-model local --report docs $(BENCH_ARGS)

@@ -3,9 +3,9 @@
 //! of the wasm module the site serves.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use edgerag_cli::output;
 use serde::{Deserialize, Serialize};
 
@@ -75,7 +75,7 @@ pub(super) fn measure(
     question: &str,
     quiet: bool,
 ) -> Result<ColdStartReport> {
-    let edgerag = std::env::current_exe().context("locating the edgerag binary")?;
+    let edgerag = edgerag_binary()?;
     let input = serde_json::json!({
         "edgerag": edgerag, "bundle": script::absolute(bundle), "site": script::absolute(site),
         "question": question, "runs": RUNS,
@@ -86,6 +86,20 @@ pub(super) fn measure(
         script::run_peer(peers, "cold-start.mjs", &input, "the cold start in Chromium")?;
     bar.finish_and_clear();
     Ok(ColdStartReport { module, ..report })
+}
+
+/// The `edgerag` binary that serves the site: the one beside this harness (cargo builds both
+/// into the same directory; `make bench` builds both).
+fn edgerag_binary() -> Result<PathBuf> {
+    let harness = std::env::current_exe().context("locating edgerag-bench")?;
+    let edgerag = harness.with_file_name(format!("edgerag{}", std::env::consts::EXE_SUFFIX));
+    if !edgerag.is_file() {
+        bail!(
+            "{} is missing: the cold start serves the site with it (cargo build --release -p edgerag-cli)",
+            edgerag.display()
+        );
+    }
+    Ok(edgerag)
 }
 
 /// The section of the Markdown report.
