@@ -236,14 +236,19 @@ pub(crate) fn small_bundle(dir: &Path) -> PathBuf {
     bundle
 }
 
+/// A server of the site and the small bundle in `dir` (no model), and the bundle's bytes.
+fn serving_bundle(dir: &Path, cache: Option<&Path>) -> (Serving, Vec<u8>) {
+    let site = make_site(dir);
+    let bundle = small_bundle(dir);
+    let bytes = std::fs::read(&bundle).unwrap();
+    (Serving::start(&[path(&bundle), "--site", path(&site), "--no-model"], cache), bytes)
+}
+
 #[test]
 fn bundles_and_site_files_answer_byte_ranges() {
     let dir = tempfile::tempdir().unwrap();
-    let site = make_site(dir.path());
-    let bundle = small_bundle(dir.path());
-    let bytes = std::fs::read(&bundle).unwrap();
+    let (server, bytes) = serving_bundle(dir.path(), None);
     let len = bytes.len();
-    let server = Serving::start(&[path(&bundle), "--site", path(&site), "--no-model"], None);
     let url = "/bundles/normans.bundle";
     let whole = server.get(url);
     assert_eq!((whole.status, whole.header("Accept-Ranges")), (200, Some("bytes")));
@@ -657,10 +662,7 @@ fn idle_keep_alive_connections_never_starve_a_new_one() {
 #[test]
 fn a_keep_alive_connection_answers_request_after_request() {
     let dir = tempfile::tempdir().unwrap();
-    let site = make_site(dir.path());
-    let bundle = small_bundle(dir.path());
-    let bytes = std::fs::read(&bundle).unwrap();
-    let server = Serving::start(&[path(&bundle), "--site", path(&site), "--no-model"], None);
+    let (server, bytes) = serving_bundle(dir.path(), None);
     let mut connection = Connection::open(server.port, Duration::from_secs(10));
 
     let index = connection.exchange("GET", "/edgerag.json", "");
