@@ -37,7 +37,7 @@ main() {
   seconds="${FUZZ_SECONDS:-600}"
   sanitizer="${FUZZ_SANITIZER:-address}"
   record=0 minimize=0
-  all_targets=(bundle searcher load_pdf load_html load_markdown load_text sse request_json chat_template
+  all_targets=(bundle paged searcher load_pdf load_html load_markdown load_text sse request_json chat_template
     serve_request)
 
   targets=()
@@ -64,6 +64,7 @@ main() {
     features="" max_len=65536 seeds=()
     case "$1" in
       bundle | searcher) dict=bundle; seeds=(core/tests/fixtures/*.bundle) ;;
+      paged) dict=bundle ;;
       load_pdf) dict=pdf; max_len=262144; seeds=(core/tests/fixtures/*.pdf demo/corpus/*.pdf) ;;
       load_html) dict=html; max_len=131072; seeds=(core/tests/fixtures/*.html demo/corpus/*.html) ;;
       load_markdown) dict=markdown; seeds=(core/tests/fixtures/*.md demo/corpus/*.md) ;;

@@ -47,6 +47,17 @@ pub enum Error {
     /// The payload checksum does not match: the file was corrupted.
     #[error("corrupted bundle: checksum mismatch")]
     Corrupted,
+    /// A page of a bundle read by range does not match its hash: the file was corrupted, or
+    /// the server sent other bytes (the page is named: `slot 12 of section "chunks"`).
+    #[error("corrupted bundle: {0} does not match its hash")]
+    CorruptedPage(String),
+    /// A page of a bundle read by range lies past the end of the file: the file was cut short
+    /// (the page is named, as for [`Error::CorruptedPage`]).
+    #[error("truncated bundle: {0} lies past the end of the file")]
+    TruncatedPage(String),
+    /// The bytes of a bundle read by range could not be had (the file or server failed).
+    #[error("reading the bundle: {0}")]
+    Read(String),
     /// The bundle was written by a newer edgerag that this version cannot read.
     #[error(
         "bundle format version {found} needs a newer edgerag (this one reads versions {oldest}..={current})"

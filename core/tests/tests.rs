@@ -10,6 +10,7 @@ mod common;
 mod embed;
 #[cfg(feature = "generate")]
 mod generate;
+mod paged;
 #[cfg(feature = "embed")]
 mod quantized;
 mod search;

@@ -4,6 +4,7 @@
 
 use edgerag_core::answer::{Answerer, AskOptions};
 use edgerag_core::bundle::HEADER_LEN;
+use edgerag_core::bundle::paged::{self, merkle};
 use edgerag_core::chunk::{self, CharSizer};
 use edgerag_core::load::BlockKind;
 use edgerag_core::query::Filter;
@@ -186,5 +187,82 @@ pub fn query(searcher: &Searcher, thoroughly: bool) {
             let _ = searcher.keyword_candidates(query, 10);
         }
         let _ = Answerer::new(searcher, AskOptions::default()).extractive(query);
+    }
+}
+
+/// Opens `bytes` as a paged file (format version 4) and reads the first [`SLOTS_READ`] slots
+/// of every section. Any refusal is fine; a panic, or slots that are not the ones asked for,
+/// is not.
+pub fn read_paged(bytes: &[u8]) {
+    let source = paged::InMemory(bytes.to_vec());
+    let file = match ready(paged::PagedFile::<_, ()>::open(source, 64 << 10)) {
+        Ok(file) => file,
+        Err(error) => return check_refusal(&error),
+    };
+    for (section, listed) in (0..).zip(file.sections()) {
+        let slots: Vec<u32> = (0..listed.slots.min(SLOTS_READ)).collect();
+        match ready(file.slots(section, &slots)) {
+            Ok(read) => {
+                assert_eq!(read.len(), slots.len(), "slots read");
+                assert!(read.iter().all(|payload| payload.len() == listed.capacity()));
+            }
+            Err(error) => check_refusal(&error),
+        }
+    }
+}
+
+/// Slots [`read_paged`] reads of each section.
+pub const SLOTS_READ: u32 = 256;
+
+/// `bytes` with every hash a paged file holds made to match what it names, so that a fuzzed
+/// file reaches what lies behind the hashes: the directory's (in the header), and each
+/// section's root (in the directory) and slot proofs, for the sections that lie in the file.
+/// Bytes that do not have a paged file's shape come back unchanged.
+pub fn with_valid_hashes(bytes: &[u8]) -> Vec<u8> {
+    let Some((directory, data)) = directory_of(bytes) else { return bytes.to_vec() };
+    let Ok(mut directory) = postcard::from_bytes::<paged::Directory<()>>(directory) else {
+        return bytes.to_vec();
+    };
+    let mut rest = bytes[data..].to_vec();
+    let mut start = 0usize;
+    for section in &mut directory.sections {
+        let (slot, capacity) = (section.slot as usize, section.capacity());
+        let Some(end) =
+            slot.checked_mul(section.slots as usize).and_then(|len| start.checked_add(len))
+        else {
+            break;
+        };
+        if end <= rest.len() && capacity > 0 && !section.is_empty() {
+            let stored = || rest[start..end].chunks_exact(slot);
+            let tree = merkle::Tree::new(stored().map(|s| merkle::leaf(&s[..capacity])).collect());
+            for (i, stored) in rest[start..end].chunks_exact_mut(slot).enumerate() {
+                stored[capacity..].copy_from_slice(&tree.proof(i));
+            }
+            section.root = tree.root();
+        }
+        start = end;
+    }
+    let Ok(directory) = postcard::to_allocvec(&directory) else { return bytes.to_vec() };
+    let mut out = bytes[..HEADER_LEN].to_vec();
+    out[16..24].copy_from_slice(&(directory.len() as u64).to_le_bytes());
+    out[24..HEADER_LEN].copy_from_slice(blake3::hash(&directory).as_bytes());
+    out.extend_from_slice(&directory);
+    out.extend_from_slice(&rest);
+    out
+}
+
+/// The directory of a paged file and where its data starts, if the file is that long.
+fn directory_of(bytes: &[u8]) -> Option<(&[u8], usize)> {
+    let len = u64::from_le_bytes(bytes.get(16..24)?.try_into().ok()?);
+    let end = HEADER_LEN.checked_add(usize::try_from(len).ok()?)?;
+    Some((bytes.get(HEADER_LEN..end)?, end))
+}
+
+/// The output of a future that is ready at once, as reading from memory is.
+fn ready<F: std::future::Future>(future: F) -> F::Output {
+    let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+    match std::pin::pin!(future).poll(&mut context) {
+        std::task::Poll::Ready(output) => output,
+        std::task::Poll::Pending => panic!("a read from memory is ready at once"),
     }
 }

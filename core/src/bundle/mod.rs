@@ -36,14 +36,25 @@
 //!   index. Version-1 files are still read ([`v1`]); they have no vectors.
 //! - 3: adds the semantic keyword-similarity settings (`semantic_threshold`,
 //!   `semantic_keywords`) to the graph parameters. Version-2 files are still read ([`v2`]).
+//! - 4 (under way, not yet written by builds): one file read by byte range, a query reading
+//!   only the pages it touches. Its container ([`paged`]: header, directory, sections of
+//!   fixed-size slots, each slot read alone and checked against its section's hash tree, a
+//!   page cache within a byte budget) is in place; the sections that will hold the chunks,
+//!   the indexes and the graph are not.
 
 mod build;
+pub mod lexicon;
+pub mod paged;
+mod store;
 mod v1;
 mod v2;
+mod varint;
 
 use serde::{Deserialize, Serialize};
 
 pub use build::{BuildFailure, BuildOptions, BuildSummary, BundleBuilder, Progress, Stage};
+pub use lexicon::Lexicon;
+pub use store::{ChunkStore, DocumentHead, StoredChunk};
 
 use crate::chunk::{Chunk, ChunkConfig, SizeUnit};
 use crate::graph::{Appearance, GraphConfig, KeywordGraph, Similarity};
@@ -324,13 +335,7 @@ impl Bundle {
     /// [`Error::Decode`] if serialisation fails (it does not for well-formed bundles).
     pub fn to_bytes(&self) -> Result<Vec<u8>> {
         let payload = postcard::to_allocvec(self).map_err(|e| Error::Decode(e.to_string()))?;
-        let mut out = Vec::with_capacity(HEADER_LEN + payload.len());
-        out.extend_from_slice(&MAGIC);
-        out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-        out.extend_from_slice(&MIN_READER_VERSION.to_le_bytes());
-        out.extend_from_slice(&0u32.to_le_bytes());
-        out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-        out.extend_from_slice(blake3::hash(&payload).as_bytes());
+        let mut out = header(FORMAT_VERSION, MIN_READER_VERSION, &payload);
         out.extend_from_slice(&payload);
         Ok(out)
     }
@@ -467,9 +472,34 @@ fn decode<'a, T: Deserialize<'a>>(payload: &'a [u8]) -> Result<(T, &'a [u8])> {
     })
 }
 
-/// Checks the header and returns the format version and the payload.
-fn check_header(bytes: &[u8]) -> Result<(u16, &[u8])> {
-    let found = bytes.len() as u64;
+/// The header of a file written as `version`, readable from `min_reader`, whose payload is
+/// `payload`; room is reserved for the payload to follow.
+pub(crate) fn header(version: u16, min_reader: u16, payload: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(HEADER_LEN + payload.len());
+    out.extend_from_slice(&MAGIC);
+    out.extend_from_slice(&version.to_le_bytes());
+    out.extend_from_slice(&min_reader.to_le_bytes());
+    out.extend_from_slice(&0u32.to_le_bytes());
+    out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+    out.extend_from_slice(blake3::hash(payload).as_bytes());
+    out
+}
+
+/// What a header says of its file.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Header {
+    /// The format version it was written with.
+    pub(crate) version: u16,
+    /// The payload's length.
+    pub(crate) payload_len: u64,
+    /// The payload's BLAKE3 hash.
+    pub(crate) hash: [u8; 32],
+}
+
+/// Reads the header at the start of `bytes` (at least its first [`HEADER_LEN`] bytes of the
+/// file, which is `found` bytes long) for a reader of format versions `versions` (oldest,
+/// newest).
+pub(crate) fn parse_header(bytes: &[u8], found: u64, versions: (u16, u16)) -> Result<Header> {
     if bytes.len() < MAGIC.len() {
         return if MAGIC.starts_with(bytes) && !bytes.is_empty() {
             Err(Error::Truncated { expected: HEADER_LEN as u64, found })
@@ -485,11 +515,10 @@ fn check_header(bytes: &[u8]) -> Result<(u16, &[u8])> {
     }
     let u16_at = |i: usize| u16::from_le_bytes([bytes[i], bytes[i + 1]]);
     let (version, min_reader) = (u16_at(8), u16_at(10));
-    let versions = (OLDEST_READABLE_VERSION, FORMAT_VERSION);
-    if min_reader > FORMAT_VERSION {
+    if min_reader > versions.1 {
         return Err(Error::TooNew { found: min_reader, oldest: versions.0, current: versions.1 });
     }
-    if version < OLDEST_READABLE_VERSION {
+    if version < versions.0 {
         return Err(Error::TooOld { found: version, oldest: versions.0, current: versions.1 });
     }
     let flags = u32::from_le_bytes([bytes[12], bytes[13], bytes[14], bytes[15]]);
@@ -500,7 +529,16 @@ fn check_header(bytes: &[u8]) -> Result<(u16, &[u8])> {
     }
     let mut len = [0u8; 8];
     len.copy_from_slice(&bytes[16..24]);
-    let expected = (HEADER_LEN as u64).saturating_add(u64::from_le_bytes(len));
+    let mut hash = [0u8; 32];
+    hash.copy_from_slice(&bytes[24..HEADER_LEN]);
+    Ok(Header { version, payload_len: u64::from_le_bytes(len), hash })
+}
+
+/// Checks the header of a whole file and returns the format version and the payload.
+fn check_header(bytes: &[u8]) -> Result<(u16, &[u8])> {
+    let found = bytes.len() as u64;
+    let header = parse_header(bytes, found, (OLDEST_READABLE_VERSION, FORMAT_VERSION))?;
+    let expected = (HEADER_LEN as u64).saturating_add(header.payload_len);
     if found < expected {
         return Err(Error::Truncated { expected, found });
     }
@@ -508,8 +546,8 @@ fn check_header(bytes: &[u8]) -> Result<(u16, &[u8])> {
         return Err(Error::Corrupted);
     }
     let payload = &bytes[HEADER_LEN..];
-    if blake3::hash(payload).as_bytes() != &bytes[24..HEADER_LEN] {
+    if blake3::hash(payload).as_bytes() != &header.hash {
         return Err(Error::Corrupted);
     }
-    Ok((version, payload))
+    Ok((header.version, payload))
 }

@@ -165,8 +165,18 @@ impl Bm25Index {
         &self.chunks[self.offsets[term] as usize..self.offsets[term + 1] as usize]
     }
 
-    /// `(chunk, tf)` postings of dictionary entry `term`.
-    fn postings(&self, term: usize) -> impl Iterator<Item = (u32, u32)> + '_ {
+    /// The dictionary: sorted, distinct terms.
+    pub(crate) fn terms(&self) -> &[String] {
+        &self.terms
+    }
+
+    /// Length in terms of each chunk.
+    pub(crate) fn lengths(&self) -> &[u32] {
+        &self.lengths
+    }
+
+    /// `(chunk, tf)` postings of dictionary entry `term`, by chunk.
+    pub(crate) fn postings(&self, term: usize) -> impl Iterator<Item = (u32, u32)> + '_ {
         let range = self.offsets[term] as usize..self.offsets[term + 1] as usize;
         let mut chunk = 0u32;
         self.chunks[range.clone()].iter().zip(&self.freqs[range]).map(move |(&delta, &tf)| {
@@ -179,21 +189,18 @@ impl Bm25Index {
         self.terms.binary_search_by(|t| t.as_str().cmp(term)).ok()
     }
 
-    fn avg_length(&self) -> f32 {
+    /// The mean chunk length (at least 1).
+    pub(crate) fn avg_length(&self) -> f32 {
         let total: u64 = self.lengths.iter().map(|&l| u64::from(l)).sum();
         (total as f32 / self.lengths.len().max(1) as f32).max(1.0)
     }
 
     fn idf(&self, df: usize) -> f32 {
-        let n = self.lengths.len() as f32;
-        let df = df as f32;
-        (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+        idf(self.lengths.len(), df)
     }
 
     fn term_score(&self, idf: f32, tf: u32, length: u32, avgdl: f32) -> f32 {
-        let Bm25Params { k1, b } = self.params;
-        let tf = tf as f32;
-        idf * tf * (k1 + 1.0) / (tf + k1 * (1.0 - b + b * length as f32 / avgdl))
+        term_score(self.params, idf, tf, length, avgdl)
     }
 
     /// The `k` best chunks for analysed query `terms`, among chunks for which `allow` holds.
@@ -237,6 +244,20 @@ impl Bm25Index {
         }
         out
     }
+}
+
+/// The inverse document frequency of a term in `df` of `n` chunks.
+pub(crate) fn idf(n: usize, df: usize) -> f32 {
+    let (n, df) = (n as f32, df as f32);
+    (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+}
+
+/// A term's share of a chunk's score: `tf` occurrences in a chunk of `length` terms, the
+/// corpus' mean length being `avgdl`.
+pub(crate) fn term_score(params: Bm25Params, idf: f32, tf: u32, length: u32, avgdl: f32) -> f32 {
+    let Bm25Params { k1, b } = params;
+    let tf = tf as f32;
+    idf * tf * (k1 + 1.0) / (tf + k1 * (1.0 - b + b * length as f32 / avgdl))
 }
 
 #[cfg(test)]

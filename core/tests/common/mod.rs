@@ -27,3 +27,22 @@ pub(crate) fn bundle() -> Bundle {
     }
     builder.finish(&mut |_| {}).expect("build")
 }
+
+/// The output of a future that is ready at once, as reading a file held in memory is.
+pub(crate) fn now<F: std::future::Future>(future: F) -> F::Output {
+    use std::task::{Context, Poll, Waker};
+    match std::pin::pin!(future).poll(&mut Context::from_waker(Waker::noop())) {
+        Poll::Ready(output) => output,
+        Poll::Pending => panic!("a read from memory is ready at once"),
+    }
+}
+
+/// `name` in the shared evaluation data (`../shared/data` beside the repository, or
+/// `$EDGERAG_DATA`), if it is there.
+pub(crate) fn shared_data(name: &str) -> Option<std::path::PathBuf> {
+    let data = std::env::var_os("EDGERAG_DATA").map_or_else(
+        || std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data"),
+        std::path::PathBuf::from,
+    );
+    Some(data.join(name)).filter(|path| path.exists())
+}

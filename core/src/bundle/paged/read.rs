@@ -1,0 +1,241 @@
+//! Reading a paged file by range: the directory on opening, then only the slots asked for,
+//! each checked against its section's root and kept in a [`PageCache`].
+
+use std::collections::{BTreeSet, HashMap};
+use std::ops::Range;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use super::cache::Key;
+use super::{Directory, MAX_DIRECTORY, PageCache, RangeSource, SectionRef, merkle};
+use crate::bundle::{HEADER_LEN, parse_header};
+use crate::{Error, Result};
+
+/// The format version of paged files.
+pub const VERSION: u16 = 4;
+/// Bytes read at once on opening: the header and, for any but the largest corpora, the whole
+/// directory.
+pub const OPEN_READ: u64 = 64 << 10;
+
+/// What reading has cost so far: ranges read and their bytes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Io {
+    /// Ranges read (a host may merge adjacent ones into one request).
+    pub requests: u64,
+    /// Bytes read.
+    pub bytes: u64,
+}
+
+/// A paged file opened from a [`RangeSource`]: its directory in memory, its slots read when
+/// asked for and kept within the cache's budget.
+#[derive(Debug)]
+pub struct PagedFile<S, B> {
+    source: S,
+    body: B,
+    sections: Vec<SectionRef>,
+    /// Where each section starts in the file.
+    starts: Vec<u64>,
+    cache: Mutex<PageCache>,
+    io: Mutex<Io>,
+}
+
+impl<S: RangeSource, B: DeserializeOwned> PagedFile<S, B> {
+    /// Opens the file `source` reads: its header and directory, in one read when the
+    /// directory fits in [`OPEN_READ`] bytes; slots are then kept up to `budget` bytes.
+    ///
+    /// # Errors
+    /// [`Error::NotABundle`], [`Error::Truncated`], [`Error::TooNew`], [`Error::TooOld`]
+    /// (for any version but [`VERSION`]), [`Error::Corrupted`] when the directory does not
+    /// match its hash, [`Error::Decode`] when it does not decode or its sections are
+    /// inconsistent, [`Error::Read`] from the source; never panics, whatever the bytes.
+    pub async fn open(source: S, budget: usize) -> Result<Self> {
+        let io = Mutex::new(Io::default());
+        let mut bytes = read_one(&source, 0..OPEN_READ, &io).await?;
+        let header = parse_header(&bytes, bytes.len() as u64, (VERSION, VERSION))?;
+        if header.payload_len > MAX_DIRECTORY {
+            return Err(Error::Decode(format!(
+                "header: a directory of {} bytes (at most {MAX_DIRECTORY} are read)",
+                header.payload_len
+            )));
+        }
+        // At most MAX_DIRECTORY past the header: no overflow.
+        let end = HEADER_LEN as u64 + header.payload_len;
+        if end > bytes.len() as u64 {
+            let rest = read_one(&source, bytes.len() as u64..end, &io).await?;
+            bytes.extend_from_slice(&rest);
+        }
+        let found = bytes.len() as u64;
+        let directory =
+            bytes.get(HEADER_LEN..end as usize).ok_or(Error::Truncated { expected: end, found })?;
+        if blake3::hash(directory).as_bytes() != &header.hash {
+            return Err(Error::Corrupted);
+        }
+        let Directory { body, sections } = postcard::from_bytes(directory)
+            .map_err(|e| Error::Decode(format!("directory: {}", e.to_string().to_lowercase())))?;
+        let mut starts = Vec::with_capacity(sections.len());
+        let mut start = end;
+        for section in &sections {
+            section.validate()?;
+            starts.push(start);
+            start = start.checked_add(section.len()).ok_or_else(|| {
+                Error::Decode(format!("directory: section {:?} lies past any file", section.name))
+            })?;
+        }
+        let cache = Mutex::new(PageCache::new(budget));
+        Ok(Self { source, body, sections, starts, cache, io })
+    }
+}
+
+impl<S: RangeSource, B> PagedFile<S, B> {
+    /// What the bundle keeps in the directory.
+    pub fn body(&self) -> &B {
+        &self.body
+    }
+
+    /// The sections, in the order they were written.
+    pub fn sections(&self) -> &[SectionRef] {
+        &self.sections
+    }
+
+    /// The index of the section named `name`.
+    pub fn section(&self, name: &str) -> Option<u32> {
+        let index = self.sections.iter().position(|section| section.name == name)?;
+        u32::try_from(index).ok()
+    }
+
+    /// What reading has cost since the file was opened, opening included.
+    pub fn io(&self) -> Io {
+        *lock(&self.io)
+    }
+
+    /// Bytes of pages in the cache.
+    pub fn cached_bytes(&self) -> usize {
+        lock(&self.cache).held()
+    }
+
+    /// The payloads of the slots `slots` of section `section`, in order, each checked
+    /// against the section's root. Those not in the cache are read together, a range for each
+    /// run of consecutive slots.
+    ///
+    /// # Errors
+    /// [`Error::Decode`] for a section or slot that does not exist, [`Error::TruncatedPage`]
+    /// naming the first slot the file ends before, [`Error::CorruptedPage`] naming a slot
+    /// that does not match the root, [`Error::Read`] from the source.
+    pub async fn slots(&self, section: u32, slots: &[u32]) -> Result<Vec<Arc<[u8]>>> {
+        let found = usize::try_from(section)
+            .ok()
+            .and_then(|s| self.sections.get(s).zip(self.starts.get(s)));
+        let Some((listed, &start)) = found else {
+            return Err(Error::Decode(format!("the bundle has no section {section}")));
+        };
+        if let Some(slot) = slots.iter().find(|&&slot| slot >= listed.slots) {
+            return Err(Error::Decode(format!(
+                "section {:?} has {} slots, not slot {slot}",
+                listed.name, listed.slots
+            )));
+        }
+        let key = |index| Key { section, index };
+        let mut have = HashMap::new();
+        let mut missing = BTreeSet::new();
+        {
+            let mut cache = lock(&self.cache);
+            for &slot in slots {
+                match cache.get(key(slot)) {
+                    Some(bytes) => {
+                        have.insert(slot, bytes);
+                    }
+                    None => {
+                        missing.insert(slot);
+                    }
+                }
+            }
+        }
+        let runs = runs(&missing);
+        let size = u64::from(listed.slot);
+        // The directory was validated: every slot of the section lies below a u64 end.
+        let ranges: Vec<Range<u64>> = runs
+            .iter()
+            .map(|run| start + u64::from(run.start) * size..start + u64::from(run.end) * size)
+            .collect();
+        let read = read_counted(&self.source, &ranges, &self.io).await?;
+        let capacity = listed.capacity();
+        for ((run, range), bytes) in runs.into_iter().zip(ranges).zip(read) {
+            if bytes.len() as u64 != range.end - range.start {
+                let first = run.start + (bytes.len() / listed.slot as usize) as u32;
+                return Err(Error::TruncatedPage(format!(
+                    "slot {first} of section {:?}",
+                    listed.name
+                )));
+            }
+            for (slot, stored) in run.zip(bytes.chunks_exact(listed.slot as usize)) {
+                let (payload, proof) = stored.split_at(capacity);
+                if merkle::root_of(merkle::leaf(payload), slot as usize, proof) != listed.root {
+                    return Err(Error::CorruptedPage(format!(
+                        "slot {slot} of section {:?}",
+                        listed.name
+                    )));
+                }
+                let payload: Arc<[u8]> = payload.into();
+                lock(&self.cache).put(key(slot), Arc::clone(&payload));
+                have.insert(slot, payload);
+            }
+        }
+        slots
+            .iter()
+            .map(|slot| have.get(slot).cloned())
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| Error::Read(format!("a slot of {:?} went missing", listed.name)))
+    }
+}
+
+/// `slots` (ascending) as runs of consecutive slots.
+fn runs(slots: &BTreeSet<u32>) -> Vec<Range<u32>> {
+    let mut runs: Vec<Range<u32>> = Vec::new();
+    for &slot in slots {
+        match runs.last_mut() {
+            Some(run) if run.end == slot => run.end += 1,
+            _ => runs.push(slot..slot + 1),
+        }
+    }
+    runs
+}
+
+/// The bytes of `range`, counted in `io`.
+async fn read_one(source: &impl RangeSource, range: Range<u64>, io: &Mutex<Io>) -> Result<Vec<u8>> {
+    Ok(read_counted(source, &[range], io).await?.pop().unwrap_or_default())
+}
+
+/// The bytes of `ranges`, counted in `io`; a source that answers with another number of
+/// ranges, or more bytes than asked for, is refused.
+async fn read_counted(
+    source: &impl RangeSource,
+    ranges: &[Range<u64>],
+    io: &Mutex<Io>,
+) -> Result<Vec<Vec<u8>>> {
+    if ranges.is_empty() {
+        return Ok(Vec::new());
+    }
+    let read = source.read(ranges).await?;
+    if read.len() != ranges.len() {
+        return Err(Error::Read(format!("{} ranges read for {} asked", read.len(), ranges.len())));
+    }
+    let too_long = ranges
+        .iter()
+        .zip(&read)
+        .any(|(range, bytes)| bytes.len() as u64 > range.end.saturating_sub(range.start));
+    if too_long {
+        return Err(Error::Read("more bytes read than asked for".to_owned()));
+    }
+    let mut io = lock(io);
+    io.requests += ranges.len() as u64;
+    io.bytes += read.iter().map(|bytes| bytes.len() as u64).sum::<u64>();
+    Ok(read)
+}
+
+/// The value behind `mutex`, even if a thread panicked holding it (what it guards stays
+/// consistent: counters, and a cache whose updates cannot panic).
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}

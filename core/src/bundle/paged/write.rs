@@ -1,0 +1,96 @@
+//! Writing a paged file: sections of slots, then the directory that finds them.
+
+use serde::Serialize;
+
+use super::merkle::{self, Tree};
+use super::{Directory, MAX_SLOT, SectionRef};
+use crate::{Error, Result};
+
+/// Gathers the sections of a paged file and writes it ([`super`] has the layout).
+#[derive(Debug, Default)]
+pub struct PagedWriter {
+    /// The data: every section's slots so far.
+    data: Vec<u8>,
+    sections: Vec<SectionRef>,
+}
+
+impl PagedWriter {
+    /// A file with no sections yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a section named `name` of `slot`-byte slots; returns its index. `pack` turns the
+    /// section's content into slot payloads of at most the capacity it is given. That
+    /// capacity depends on the slot count (the proof grows with it), so `pack` may be called
+    /// again with a smaller one when its payloads would not leave room for their proof.
+    ///
+    /// # Errors
+    /// [`Error::Config`] for a slot of more than [`MAX_SLOT`] bytes or too small for a proof,
+    /// more than `u32::MAX` slots or sections, or a payload longer than the capacity; what
+    /// `pack` returns.
+    pub fn section<P: AsRef<[u8]>>(
+        &mut self,
+        name: &str,
+        slot: u32,
+        mut pack: impl FnMut(usize) -> Result<Vec<P>>,
+    ) -> Result<u32> {
+        let config = |what: String| Error::Config(format!("section {name:?}: {what}"));
+        if slot > MAX_SLOT {
+            return Err(config(format!("slots of {slot} bytes (at most {MAX_SLOT})")));
+        }
+        let mut depth = 0;
+        let payloads = loop {
+            let capacity = (slot as usize).saturating_sub(depth * merkle::HASH_LEN);
+            if capacity == 0 {
+                return Err(config(format!("slots of {slot} bytes leave no room for data")));
+            }
+            let payloads = pack(capacity)?;
+            if let Some(long) = payloads.iter().find(|p| p.as_ref().len() > capacity) {
+                let long = long.as_ref().len();
+                return Err(config(format!("a payload of {long} bytes (at most {capacity})")));
+            }
+            match merkle::depth(payloads.len()) {
+                needed if needed > depth => depth = needed,
+                _ => break payloads,
+            }
+        };
+        let slots = u32::try_from(payloads.len()).map_err(|_| config("too many slots".into()))?;
+        let index = u32::try_from(self.sections.len()).map_err(|_| config("too many".into()))?;
+        let mut section = SectionRef { name: name.to_owned(), slot, slots, root: [0; 32] };
+        let capacity = section.capacity();
+        let padded = |payload: &P| {
+            let mut padded = payload.as_ref().to_vec();
+            padded.resize(capacity, 0);
+            padded
+        };
+        let payloads: Vec<Vec<u8>> = payloads.iter().map(padded).collect();
+        if !payloads.is_empty() {
+            let tree = Tree::new(payloads.iter().map(|p| merkle::leaf(p)).collect());
+            section.root = tree.root();
+            self.data.reserve(payloads.len() * slot as usize);
+            for (i, payload) in payloads.iter().enumerate() {
+                self.data.extend_from_slice(payload);
+                self.data.extend_from_slice(&tree.proof(i));
+            }
+        }
+        self.sections.push(section);
+        Ok(index)
+    }
+
+    /// The file: header (`version`, `min_reader`), the directory holding `body` and the
+    /// sections, then the data.
+    ///
+    /// # Errors
+    /// [`Error::Decode`] if `body` cannot be encoded.
+    pub fn finish<B: Serialize>(self, body: B, version: u16, min_reader: u16) -> Result<Vec<u8>> {
+        let directory = Directory { body, sections: self.sections };
+        let directory =
+            postcard::to_allocvec(&directory).map_err(|e| Error::Decode(e.to_string()))?;
+        let mut out = super::super::header(version, min_reader, &directory);
+        out.reserve(directory.len() + self.data.len());
+        out.extend_from_slice(&directory);
+        out.extend_from_slice(&self.data);
+        Ok(out)
+    }
+}

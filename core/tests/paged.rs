@@ -1,0 +1,176 @@
+//! The sections of a paged bundle (format version 4) on real documents: what they give back,
+//! and what reading them costs.
+
+use edgerag_core::bundle::lexicon::FIRST_BLOCK;
+use edgerag_core::bundle::paged::{InMemory, PagedFile, PagedWriter, VERSION};
+use edgerag_core::bundle::{ChunkStore, Lexicon};
+use edgerag_core::index::Scored;
+use edgerag_core::index::bm25::{Bm25Index, Bm25Params};
+use edgerag_core::text::Analyzer;
+use edgerag_core::{BuildOptions, Bundle, BundleBuilder, load};
+
+use crate::common::{self, now};
+
+type Paged = PagedFile<InMemory, (ChunkStore, Lexicon)>;
+
+/// `bundle`'s chunk store and BM25 index in a paged file of `slot`-byte slots, postings in
+/// blocks of `first_block`, then twice as many each time; and each chunk's address.
+fn paged(bundle: &Bundle, slot: u32, first_block: usize) -> (Vec<u8>, Vec<u32>) {
+    let mut writer = PagedWriter::new();
+    let (store, addresses) =
+        ChunkStore::write(&mut writer, &bundle.documents, &bundle.chunks, slot).unwrap();
+    let lexicon = Lexicon::write(&mut writer, &bundle.bm25, &addresses, slot, first_block).unwrap();
+    (writer.finish((store, lexicon), VERSION, VERSION).unwrap(), addresses)
+}
+
+fn open(file: &[u8]) -> Paged {
+    now(PagedFile::open(InMemory(file.to_vec()), 8 << 20)).unwrap()
+}
+
+/// The BM25 index's `k` best for `terms`, by chunk address.
+fn whole(bundle: &Bundle, addresses: &[u32], terms: &[String], k: usize) -> Vec<Scored> {
+    let hits = bundle.bm25.search(terms, k, |_| true).into_iter();
+    hits.map(|s| Scored { chunk: addresses[s.chunk as usize], score: s.score }).collect()
+}
+
+/// The demo's queries, and some with repeated, unknown and stop words.
+fn queries() -> impl Iterator<Item = &'static str> {
+    let more = ["normans normans conquest", "zyzzyva", "the type of the file", "mime type glob"];
+    include_str!("../../demo/queries.txt").lines().chain(more)
+}
+
+#[test]
+fn a_small_bundle_searches_and_shows_its_results_as_when_read_whole() {
+    let bundle = common::bundle();
+    let (bytes, addresses) = paged(&bundle, 16 << 10, FIRST_BLOCK);
+    let file = open(&bytes);
+    let (store, lexicon) = file.body();
+    let analyzer = Analyzer::new();
+    for query in queries() {
+        let terms = analyzer.terms(query);
+        for k in [10, 100] {
+            let got = now(lexicon.search(&file, &terms, k, |_| true)).unwrap();
+            assert_eq!(got, whole(&bundle, &addresses, &terms, k), "{query:?}, k {k}");
+            let hits: Vec<u32> = got.iter().map(|s| s.chunk).collect();
+            let shown = now(store.read(&file, &hits)).unwrap();
+            let expected = bundle.bm25.search(&terms, k, |_| true);
+            for (shown, hit) in shown.iter().zip(expected) {
+                assert_eq!(shown.chunk, bundle.chunks[hit.chunk as usize], "{query:?}");
+            }
+        }
+    }
+    // A filter applies before ranking; a query asked again is read from the cache.
+    let terms = analyzer.terms("the complexity of problems");
+    let odd = |address: u32| address % 2 == 1;
+    let got = now(lexicon.search(&file, &terms, 3, odd)).unwrap();
+    let hits = bundle.bm25.search(&terms, 3, |c| odd(addresses[c as usize])).into_iter();
+    let expected: Vec<Scored> =
+        hits.map(|s| Scored { chunk: addresses[s.chunk as usize], score: s.score }).collect();
+    assert_eq!((got.len(), &got), (3, &expected));
+    let io = file.io();
+    now(lexicon.search(&file, &terms, 3, odd)).unwrap();
+    assert_eq!(file.io(), io);
+}
+
+#[test]
+fn lists_of_many_blocks_give_the_best_as_the_whole_index() {
+    let options = BuildOptions { corpus: "demo".into(), created: 1, ..Default::default() };
+    let mut builder = BundleBuilder::new(options).unwrap();
+    let corpus = concat!(env!("CARGO_MANIFEST_DIR"), "/../demo/corpus");
+    let mut paths: Vec<_> = std::fs::read_dir(corpus).unwrap().map(|e| e.unwrap().path()).collect();
+    paths.sort();
+    for path in &paths {
+        let name = path.file_name().unwrap().to_str().unwrap();
+        builder.add(load(name, &std::fs::read(path).unwrap()).unwrap());
+    }
+    let bundle = builder.finish(&mut |_| {}).unwrap();
+    // Blocks of 2, 4, 8… postings: the lists of the demo's terms run over many blocks.
+    let (bytes, addresses) = paged(&bundle, 4 << 10, 2);
+    let file = open(&bytes);
+    let analyzer = Analyzer::new();
+    let mut exact = 0;
+    for query in queries() {
+        let terms = analyzer.terms(query);
+        let got = now(file.body().1.search(&file, &terms, 10, |_| true)).unwrap();
+        let expected = whole(&bundle, &addresses, &terms, 10);
+        assert_same_best(&got, &expected, query);
+        exact += usize::from(got == expected);
+    }
+    assert!(exact > 0);
+}
+
+/// Asserts that `got` holds the chunks of `expected`, each scored at most as it scores them.
+fn assert_same_best(got: &[Scored], expected: &[Scored], query: &str) {
+    let sorted = |list: &[Scored]| {
+        let mut chunks: Vec<u32> = list.iter().map(|s| s.chunk).collect();
+        chunks.sort_unstable();
+        chunks
+    };
+    assert_eq!(sorted(got), sorted(expected), "{query:?}");
+    for hit in got {
+        let full = expected.iter().find(|s| s.chunk == hit.chunk).unwrap().score;
+        assert!(hit.score <= full * (1.0 + 1e-6), "{query:?}: {} > {full}", hit.score);
+    }
+}
+
+#[test]
+fn real_long_lists_give_the_best_as_the_whole_index() {
+    let Some(scifact) = common::shared_data("scifact") else { return };
+    let analyzer = Analyzer::new();
+    let json = |line: std::io::Result<String>| -> serde_json::Value {
+        serde_json::from_str(&line.unwrap()).unwrap()
+    };
+    let gz = std::fs::File::open(scifact.join("corpus.jsonl.gz")).unwrap();
+    let corpus = std::io::BufReader::new(flate2::read::GzDecoder::new(gz));
+    let documents: Vec<Vec<String>> = std::io::BufRead::lines(corpus)
+        .map(|line| {
+            let value = json(line);
+            let (title, text) = (value["title"].as_str(), value["text"].as_str());
+            analyzer.terms(&format!("{} {}", title.unwrap(), text.unwrap()))
+        })
+        .collect();
+    let index = Bm25Index::build(documents.iter().map(Vec::as_slice), Bm25Params::default());
+    let addresses: Vec<u32> = (0..documents.len() as u32).collect();
+    let mut writer = PagedWriter::new();
+    let lexicon = Lexicon::write(&mut writer, &index, &addresses, 4 << 10, FIRST_BLOCK).unwrap();
+    let file =
+        now(PagedFile::open(InMemory(writer.finish(lexicon, VERSION, VERSION).unwrap()), 8 << 20));
+    let file: PagedFile<_, Lexicon> = file.unwrap();
+    let queries = std::fs::File::open(scifact.join("queries.jsonl")).unwrap();
+    let mut exact = 0;
+    for line in std::io::BufRead::lines(std::io::BufReader::new(queries)).take(100) {
+        let query = json(line)["text"].as_str().unwrap().to_owned();
+        let terms = analyzer.terms(&query);
+        let got = now(file.body().search(&file, &terms, 10, |_| true)).unwrap();
+        let expected = index.search(&terms, 10, |_| true);
+        assert_same_best(&got, &expected, &query);
+        exact += usize::from(got == expected);
+    }
+    assert!(exact >= 90, "{exact} of 100 ranked and scored as the whole index does");
+}
+
+#[test]
+fn a_directory_that_points_the_lexicon_elsewhere_never_panics() {
+    let bundle = common::bundle();
+    let (bytes, _) = paged(&bundle, 16 << 10, FIRST_BLOCK);
+    let file = open(&bytes);
+    let (store, lexicon) = file.body().clone();
+    let terms = Analyzer::new().terms("the Norman conquest of England");
+    let hostile = [
+        Lexicon { dictionary: store.section, ..lexicon.clone() },
+        Lexicon { dictionary: 9, ..lexicon.clone() },
+        Lexicon { postings: lexicon.dictionary, ..lexicon.clone() },
+        Lexicon { routes: vec![String::new(); 3], ..lexicon.clone() },
+    ];
+    // Another section's slots may even decode: any answer but a panic will do, and an error
+    // is one line.
+    for lexicon in &hostile {
+        if let Err(error) = now(lexicon.search(&file, &terms, 10, |_| true)) {
+            assert!(!error.to_string().contains('\n'), "{error}");
+        }
+    }
+    let error = now(hostile[1].search(&file, &terms, 10, |_| true)).unwrap_err();
+    assert_eq!(error.to_string(), "malformed bundle payload: the bundle has no section 9");
+    let store = ChunkStore { section: lexicon.postings, ..store };
+    assert!(now(store.read(&file, &[0])).is_err());
+}
