@@ -8,6 +8,7 @@
 //!   models, and the `--model` flag;
 //! - [`beir`]: reading a BEIR data set and a bundle saved from one;
 //! - [`indexing`]: a build's indexing steps with progress bars (and their times);
+//! - [`source`]: reading a bundle by byte range from a local file or an HTTP(S) URL;
 //! - [`serve::request`]: the HTTP/1.1 request-head parser of `edgerag serve`, for fuzz targets.
 
 pub mod beir;
@@ -15,6 +16,7 @@ pub mod files;
 pub mod indexing;
 pub mod models;
 pub mod output;
+pub mod source;
 
 pub mod flags {
     //! Flags shared by several commands; the binary has the others.

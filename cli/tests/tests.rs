@@ -14,4 +14,5 @@ mod local;
 mod quantize;
 mod search;
 mod serve;
+mod source;
 mod support;

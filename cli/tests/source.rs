@@ -1,0 +1,142 @@
+//! Reading a paged bundle (format version 4) by range: from a local file, from `edgerag serve`
+//! over HTTP, and from a server that ignores `Range`.
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpListener;
+use std::path::Path;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use edgerag_cli::source::{BundleSource, HttpSource};
+use edgerag_core::bundle::paged::{PagedFile, PagedWriter, RangeSource, VERSION};
+use edgerag_core::bundle::{ChunkStore, Lexicon, lexicon};
+use edgerag_core::index::Scored;
+use edgerag_core::text::Analyzer;
+use edgerag_core::{Bundle, Error};
+
+use crate::cli::{self, json as run_json};
+use crate::serve::{Serving, make_site};
+use crate::support::path;
+
+type Paged<S> = PagedFile<S, (ChunkStore, Lexicon)>;
+
+/// The output of a future that is ready at once, as the CLI's reads are.
+fn now<F: std::future::Future>(future: F) -> F::Output {
+    use std::task::{Context, Poll, Waker};
+    match std::pin::pin!(future).poll(&mut Context::from_waker(Waker::noop())) {
+        Poll::Ready(output) => output,
+        Poll::Pending => panic!("a CLI read is ready at once"),
+    }
+}
+
+/// The chunk store and BM25 index of a bundle of the demo's documents, as a paged file in
+/// `dir/site/demo.paged`.
+fn paged_file(dir: &Path) -> std::path::PathBuf {
+    let whole = dir.join("demo.bundle");
+    let corpus = cli::demo_corpus();
+    run_json(&["build", path(&corpus), "-o", path(&whole), "--no-embed", "--json"]);
+    let bundle = Bundle::from_bytes(&std::fs::read(whole).unwrap()).unwrap();
+    let mut writer = PagedWriter::new();
+    let (store, addresses) =
+        ChunkStore::write(&mut writer, &bundle.documents, &bundle.chunks, 4 << 10).unwrap();
+    let lexicon =
+        Lexicon::write(&mut writer, &bundle.bm25, &addresses, 4 << 10, lexicon::FIRST_BLOCK);
+    let bytes = writer.finish((store, lexicon.unwrap()), VERSION, VERSION).unwrap();
+    let file = dir.join("site/demo.paged");
+    std::fs::write(&file, bytes).unwrap();
+    file
+}
+
+/// A query's results and the texts of its hits, read through `source`, and what it cost.
+fn search<S: RangeSource>(source: S, query: &str) -> (Vec<Scored>, Vec<String>, u64, u64) {
+    let file: Paged<S> = now(PagedFile::open(source, 1 << 20)).unwrap();
+    let (store, lexicon) = file.body();
+    let terms = Analyzer::new().terms(query);
+    let hits = now(lexicon.search(&file, &terms, 5, |_| true)).unwrap();
+    let addresses: Vec<u32> = hits.iter().map(|hit| hit.chunk).collect();
+    let texts = now(store.read(&file, &addresses)).unwrap();
+    let io = file.io();
+    (hits, texts.into_iter().map(|c| c.chunk.text).collect(), io.requests, io.bytes)
+}
+
+#[test]
+fn a_bundle_reads_the_same_from_its_file_and_over_http() {
+    let dir = tempfile::tempdir().unwrap();
+    make_site(dir.path());
+    let file = paged_file(dir.path());
+    let server = Serving::start(&["--site", path(&dir.path().join("site")), "--no-model"], None);
+    let url = format!("http://127.0.0.1:{}/demo.paged", server.port);
+    let query = "Who gave their name to Normandy?";
+
+    let local = search(BundleSource::open(path(&file), Duration::from_secs(10)).unwrap(), query);
+    let remote = search(BundleSource::open(&url, Duration::from_secs(10)).unwrap(), query);
+    assert!(!local.0.is_empty() && local.1.iter().any(|text| text.contains("Normandy")));
+    assert_eq!(local, remote, "the same hits, texts, requests and bytes");
+    assert!(local.3 < std::fs::metadata(&file).unwrap().len(), "less than the whole file");
+
+    // A slot changed on disk is refused, by name, over HTTP too.
+    let mut bytes = std::fs::read(&file).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last - 40] ^= 1;
+    std::fs::write(&file, &bytes).unwrap();
+    let source = HttpSource::new(&url, Duration::from_secs(10));
+    let paged: Paged<_> = now(PagedFile::open(source, 1 << 20)).unwrap();
+    let section = paged.sections().len() as u32 - 1;
+    let last_slot = paged.sections()[section as usize].slots - 1;
+    let error = now(paged.slots(section, &[last_slot])).unwrap_err();
+    assert!(matches!(error, Error::CorruptedPage(_)), "{error}");
+    assert!(error.to_string().contains(&format!("slot {last_slot} of section")), "{error}");
+
+    // A file that is not there is a clear error.
+    let missing = format!("http://127.0.0.1:{}/nothing.paged", server.port);
+    let source = BundleSource::open(&missing, Duration::from_secs(10)).unwrap();
+    let error = now(PagedFile::<_, (ChunkStore, Lexicon)>::open(source, 1 << 20)).unwrap_err();
+    assert_eq!(error.to_string(), format!("reading the bundle: GET {missing}: HTTP status 404"));
+    let error = BundleSource::open("/nowhere/x.paged", Duration::from_secs(1)).unwrap_err();
+    assert!(error.to_string().starts_with("reading the bundle: /nowhere/x.paged: "), "{error}");
+}
+
+/// Warnings an [`HttpSource`] of the test gave.
+static WARNINGS: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+#[test]
+fn a_server_that_ignores_ranges_is_read_whole_once_with_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    make_site(dir.path());
+    let bytes = std::fs::read(paged_file(dir.path())).unwrap();
+    // A server that answers every request with the whole file.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let requests = std::sync::Arc::new(AtomicUsize::new(0));
+    let counted = std::sync::Arc::clone(&requests);
+    let body = bytes.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let mut stream = stream.unwrap();
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut line = String::new();
+            while reader.read_line(&mut line).unwrap() > 2 {
+                line.clear();
+            }
+            counted.fetch_add(1, Ordering::SeqCst);
+            let head = format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n", body.len());
+            let _ = stream.write_all(head.as_bytes()).and_then(|()| stream.write_all(&body));
+        }
+    });
+    let url = format!("http://127.0.0.1:{port}/demo.paged");
+    let warn = |text: &str| WARNINGS.lock().unwrap().push(text.to_owned());
+    let source = HttpSource::with_warnings(&url, Duration::from_secs(10), warn);
+    let query = "Who gave their name to Normandy?";
+    let whole = search(source, query);
+    let local = search(
+        edgerag_cli::source::FileSource::open(&dir.path().join("site/demo.paged")).unwrap(),
+        query,
+    );
+    assert_eq!((&whole.0, &whole.1), (&local.0, &local.1), "the same hits and texts");
+    assert_eq!(requests.load(Ordering::SeqCst), 1, "one request: the first read got it all");
+    let warnings = WARNINGS.lock().unwrap().clone();
+    let expected =
+        format!("{url} ignores byte ranges: the whole bundle ({} bytes) is read", bytes.len());
+    assert_eq!(warnings, [expected]);
+}
