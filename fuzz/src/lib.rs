@@ -3,8 +3,8 @@
 //! bundle. A target fails (and libFuzzer keeps the input) when one of these panics.
 
 use edgerag_core::answer::{Answerer, AskOptions};
-use edgerag_core::bundle::HEADER_LEN;
 use edgerag_core::bundle::paged::{self, merkle};
+use edgerag_core::bundle::{ChunkStore, HEADER_LEN, Lexicon};
 use edgerag_core::chunk::{self, CharSizer};
 use edgerag_core::load::BlockKind;
 use edgerag_core::query::Filter;
@@ -190,12 +190,16 @@ pub fn query(searcher: &Searcher, thoroughly: bool) {
     }
 }
 
-/// Opens `bytes` as a paged file (format version 4) and reads the first [`SLOTS_READ`] slots
-/// of every section. Any refusal is fine; a panic, or slots that are not the ones asked for,
-/// is not.
+/// Opens `bytes` as a paged file (format version 4): as one holding a chunk store and a BM25
+/// index, searched for [`PAGED_TERMS`] and its hits read from the store; else as any paged
+/// file, its first [`SLOTS_READ`] slots of every section read. Any refusal is fine; a panic,
+/// or slots or chunks that are not the ones asked for, is not.
 pub fn read_paged(bytes: &[u8]) {
-    let source = paged::InMemory(bytes.to_vec());
-    let file = match ready(paged::PagedFile::<_, ()>::open(source, 64 << 10)) {
+    let source = || paged::InMemory(bytes.to_vec());
+    if let Ok(file) = ready(paged::PagedFile::<_, Sections>::open(source(), 64 << 10)) {
+        return search_paged(&file);
+    }
+    let file = match ready(paged::PagedFile::<_, ()>::open(source(), 64 << 10)) {
         Ok(file) => file,
         Err(error) => return check_refusal(&error),
     };
@@ -211,6 +215,29 @@ pub fn read_paged(bytes: &[u8]) {
     }
 }
 
+/// What the directory of a paged bundle's sections holds.
+type Sections = (ChunkStore, Lexicon);
+
+/// Terms [`read_paged`] searches for: some in the seed, one in none.
+pub const PAGED_TERMS: [&str; 4] = ["norman", "normandi", "franc", "zyzzyva"];
+
+/// Searches a paged bundle and reads its hits, and a few addresses besides.
+fn search_paged(file: &paged::PagedFile<paged::InMemory, Sections>) {
+    let (store, lexicon) = file.body();
+    let terms: Vec<String> = PAGED_TERMS.iter().map(|&t| t.to_owned()).collect();
+    let hits = match ready(lexicon.search(file, &terms, 10, |_| true)) {
+        Ok(hits) => hits,
+        Err(error) => return check_refusal(&error),
+    };
+    assert!(hits.len() <= 10, "{} hits for 10", hits.len());
+    let mut addresses: Vec<u32> = hits.iter().map(|hit| hit.chunk).collect();
+    addresses.extend([0, 1, u32::MAX]);
+    match ready(store.read(file, &addresses)) {
+        Ok(chunks) => assert_eq!(chunks.len(), addresses.len(), "chunks read"),
+        Err(error) => check_refusal(&error),
+    }
+}
+
 /// Slots [`read_paged`] reads of each section.
 pub const SLOTS_READ: u32 = 256;
 
@@ -219,10 +246,13 @@ pub const SLOTS_READ: u32 = 256;
 /// section's root (in the directory) and slot proofs, for the sections that lie in the file.
 /// Bytes that do not have a paged file's shape come back unchanged.
 pub fn with_valid_hashes(bytes: &[u8]) -> Vec<u8> {
-    let Some((directory, data)) = directory_of(bytes) else { return bytes.to_vec() };
-    let Ok(mut directory) = postcard::from_bytes::<paged::Directory<()>>(directory) else {
-        return bytes.to_vec();
-    };
+    fixed::<Sections>(bytes).or_else(|| fixed::<()>(bytes)).unwrap_or_else(|| bytes.to_vec())
+}
+
+/// [`with_valid_hashes`] for a directory whose body is a `B`; `None` when it does not decode.
+fn fixed<B: serde::Serialize + serde::de::DeserializeOwned>(bytes: &[u8]) -> Option<Vec<u8>> {
+    let (directory, data) = directory_of(bytes)?;
+    let mut directory = postcard::from_bytes::<paged::Directory<B>>(directory).ok()?;
     let mut rest = bytes[data..].to_vec();
     let mut start = 0usize;
     for section in &mut directory.sections {
@@ -242,13 +272,13 @@ pub fn with_valid_hashes(bytes: &[u8]) -> Vec<u8> {
         }
         start = end;
     }
-    let Ok(directory) = postcard::to_allocvec(&directory) else { return bytes.to_vec() };
+    let directory = postcard::to_allocvec(&directory).ok()?;
     let mut out = bytes[..HEADER_LEN].to_vec();
     out[16..24].copy_from_slice(&(directory.len() as u64).to_le_bytes());
     out[24..HEADER_LEN].copy_from_slice(blake3::hash(&directory).as_bytes());
     out.extend_from_slice(&directory);
     out.extend_from_slice(&rest);
-    out
+    Some(out)
 }
 
 /// The directory of a paged file and where its data starts, if the file is that long.

@@ -39,8 +39,9 @@
 //! - 4 (under way, not yet written by builds): one file read by byte range, a query reading
 //!   only the pages it touches. Its container ([`paged`]: header, directory, sections of
 //!   fixed-size slots, each slot read alone and checked against its section's hash tree, a
-//!   page cache within a byte budget) is in place; the sections that will hold the chunks,
-//!   the indexes and the graph are not.
+//!   page cache within a byte budget) is in place, with the chunk store ([`ChunkStore`]) and
+//!   the BM25 index ([`Lexicon`]); the dense index, the graph and the documents are not, nor
+//!   is a bundle written or searched as a whole.
 
 mod build;
 pub mod lexicon;
