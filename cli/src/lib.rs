@@ -4,6 +4,7 @@
 //!
 //! - [`output`]: stdout, stderr and progress bars as every command writes them;
 //! - [`files`]: reading inputs and bundles, writing atomically;
+//! - [`http`]: the HTTP client configuration every command starts from;
 //! - [`models`] and [`flags::model`]: finding, fetching and checking the embedding and chat
 //!   models, and the `--model` flag;
 //! - [`beir`]: reading a BEIR data set and a bundle saved from one;
@@ -13,6 +14,7 @@
 
 pub mod beir;
 pub mod files;
+pub mod http;
 pub mod indexing;
 pub mod models;
 pub mod output;

@@ -14,7 +14,6 @@ use std::time::Duration;
 use edgerag_core::bundle::paged::RangeSource;
 use edgerag_core::{Error, Result};
 use ureq::Agent;
-use ureq::tls::{RootCerts, TlsConfig};
 
 /// Ranges fetched at once over HTTP.
 pub const PARALLEL: usize = 8;
@@ -136,14 +135,8 @@ impl HttpSource {
 
     /// [`HttpSource::new`] with warnings handed to `warn`.
     pub fn with_warnings(url: &str, timeout: Duration, warn: fn(&str)) -> Self {
-        let tls = TlsConfig::builder().root_certs(RootCerts::PlatformVerifier).build();
-        let agent = Agent::config_builder()
-            .timeout_global(Some(timeout))
-            .http_status_as_error(false)
-            .tls_config(tls)
-            .user_agent(concat!("edgerag/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .into();
+        let config = crate::http::client().timeout_global(Some(timeout));
+        let agent = config.http_status_as_error(false).build().into();
         let (etag, whole) = (Mutex::new(None), OnceLock::new());
         Self { agent, url: url.to_owned(), etag, whole, warn }
     }

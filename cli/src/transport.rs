@@ -8,7 +8,6 @@ use std::time::Duration;
 
 use edgerag_core::llm::{HttpRequest, HttpResponse, ResponseBody, Transport, TransportError};
 use ureq::Agent;
-use ureq::tls::{RootCerts, TlsConfig};
 
 /// HTTP over a blocking client. Each exchange and each read of a body runs on a thread of the
 /// runtime's blocking pool and waits run on its timer, so the futures can be raced: an answer's
@@ -20,14 +19,8 @@ pub(crate) struct NativeTransport {
 
 impl NativeTransport {
     pub(crate) fn new(timeout: Duration) -> Self {
-        let tls = TlsConfig::builder().root_certs(RootCerts::PlatformVerifier).build();
-        let agent = Agent::config_builder()
-            .timeout_global(Some(timeout))
-            .http_status_as_error(false)
-            .tls_config(tls)
-            .user_agent(concat!("edgerag/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .into();
+        let config = edgerag_cli::http::client().timeout_global(Some(timeout));
+        let agent = config.http_status_as_error(false).build().into();
         Self { agent }
     }
 }

