@@ -17,6 +17,8 @@ use ureq::Agent;
 
 /// Ranges fetched at once over HTTP.
 pub const PARALLEL: usize = 8;
+/// The largest bundle read whole from a server that ignores `Range`.
+pub const MAX_WHOLE: u64 = 2 << 30;
 
 /// A bundle read by range: a local file, or a URL.
 #[derive(Debug)]
@@ -104,9 +106,10 @@ fn read_at(file: &File, buffer: &mut [u8], offset: u64) -> std::io::Result<usize
 }
 
 /// A bundle at an HTTP(S) URL, fetched with `Range` requests. A server that answers with
-/// the whole file instead (status 200) is read whole once, with a warning, and every read is
-/// then served from that copy; one that answers a range of another version of the file
-/// (its `ETag` changed) is an error.
+/// the whole file instead (status 200) is read whole, up to [`MAX_WHOLE`] bytes, with a
+/// warning, and every later read is served from that copy (the first read of a bundle, its
+/// header, is a single range: later reads never download it again); one that answers for
+/// another version of the file (its `ETag` changed) is an error.
 #[derive(Debug)]
 pub struct HttpSource {
     agent: Agent,
@@ -117,14 +120,6 @@ pub struct HttpSource {
     whole: OnceLock<Arc<Vec<u8>>>,
     /// What to do with a warning (the CLI prints it).
     warn: fn(&str),
-}
-
-/// What the server answered to one range.
-enum Part {
-    /// The bytes of the range (fewer at the end of the file).
-    Range(Vec<u8>),
-    /// The whole file: the server ignores `Range`.
-    Whole(Vec<u8>),
 }
 
 impl HttpSource {
@@ -141,11 +136,14 @@ impl HttpSource {
         Self { agent, url: url.to_owned(), etag, whole, warn }
     }
 
-    /// Fetches `range`.
-    fn fetch(&self, range: &Range<u64>) -> Result<Part> {
+    /// The bytes of `range` (fewer at the end of the file).
+    fn fetch(&self, range: &Range<u64>) -> Result<Vec<u8>> {
+        if let Some(whole) = self.whole.get() {
+            return Ok(Self::cut(whole, range));
+        }
         let fail = |what: String| Error::Read(format!("GET {}: {what}", self.url));
         if range.end <= range.start {
-            return Ok(Part::Range(Vec::new()));
+            return Ok(Vec::new());
         }
         let mut call = self.agent.get(&self.url);
         call = call.header("Range", &format!("bytes={}-{}", range.start, range.end - 1));
@@ -162,28 +160,49 @@ impl HttpSource {
         let answered = header("etag");
         let starts = header("content-range")
             .and_then(|r| r.strip_prefix("bytes ")?.split('-').next()?.parse::<u64>().ok());
-        if etag.is_none() && answered.is_some() {
-            *self.etag.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = answered.clone();
+        match (&etag, &answered) {
+            (Some(known), Some(now)) if known != now => {
+                return Err(fail("the bundle changed on the server while it was read".into()));
+            }
+            (None, Some(_)) => {
+                *self.etag.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = answered;
+            }
+            _ => {}
         }
         let read_body = |limit: u64| {
             let mut body = Vec::new();
             let reader = response.into_body().into_reader();
-            std::io::Read::read_to_end(&mut std::io::Read::take(reader, limit), &mut body)
+            // One byte past the limit tells a body that is too long from one that fits.
+            std::io::Read::read_to_end(&mut std::io::Read::take(reader, limit + 1), &mut body)
                 .map(|_| body)
                 .map_err(|e| fail(e.to_string()))
         };
         match status {
-            206 => {
-                if starts != Some(range.start) {
-                    return Err(fail("the server answered another range".to_owned()));
+            206 if starts == Some(range.start) => {
+                let mut bytes = read_body(range.end - range.start)?;
+                bytes.truncate((range.end - range.start) as usize);
+                Ok(bytes)
+            }
+            206 => Err(fail("the server answered another range".to_owned())),
+            416 => Ok(Vec::new()),
+            200 => {
+                let bytes = read_body(MAX_WHOLE)?;
+                if bytes.len() as u64 > MAX_WHOLE {
+                    return Err(fail(format!(
+                        "the server ignores byte ranges, and the bundle is larger than the \
+                         {MAX_WHOLE} bytes read whole"
+                    )));
                 }
-                read_body(range.end - range.start).map(Part::Range)
+                let whole = self.whole.get_or_init(|| {
+                    (self.warn)(&format!(
+                        "{} ignores byte ranges: the whole bundle ({} bytes) is read",
+                        self.url,
+                        bytes.len()
+                    ));
+                    Arc::new(bytes)
+                });
+                Ok(Self::cut(whole, range))
             }
-            416 => Ok(Part::Range(Vec::new())),
-            200 if etag.is_some() && answered.is_some() && answered != etag => {
-                Err(fail("the bundle changed on the server while it was read".to_owned()))
-            }
-            200 => read_body(u64::MAX).map(Part::Whole),
             other => Err(fail(format!("HTTP status {other}"))),
         }
     }
@@ -199,12 +218,9 @@ impl HttpSource {
 
 impl RangeSource for HttpSource {
     async fn read(&self, ranges: &[Range<u64>]) -> Result<Vec<Vec<u8>>> {
-        if let Some(whole) = self.whole.get() {
-            return Ok(ranges.iter().map(|range| Self::cut(whole, range)).collect());
-        }
-        let mut parts = Vec::with_capacity(ranges.len());
+        let mut out = Vec::with_capacity(ranges.len());
         for batch in ranges.chunks(PARALLEL) {
-            let fetched: Vec<Result<Part>> = std::thread::scope(|scope| {
+            let fetched: Vec<Result<Vec<u8>>> = std::thread::scope(|scope| {
                 let threads: Vec<_> =
                     batch.iter().map(|range| scope.spawn(|| self.fetch(range))).collect();
                 threads
@@ -216,23 +232,8 @@ impl RangeSource for HttpSource {
                     })
                     .collect()
             });
-            parts.extend(fetched);
-        }
-        let mut out = Vec::with_capacity(ranges.len());
-        for (range, part) in ranges.iter().zip(parts) {
-            match part? {
-                Part::Range(bytes) => out.push(bytes),
-                Part::Whole(bytes) => {
-                    let whole = self.whole.get_or_init(|| {
-                        (self.warn)(&format!(
-                            "{} ignores byte ranges: the whole bundle ({} bytes) is read",
-                            self.url,
-                            bytes.len()
-                        ));
-                        Arc::new(bytes)
-                    });
-                    out.push(Self::cut(whole, range));
-                }
+            for bytes in fetched {
+                out.push(bytes?);
             }
         }
         Ok(out)

@@ -4,11 +4,11 @@
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
 use std::path::Path;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use edgerag_cli::source::{BundleSource, HttpSource};
+use edgerag_cli::source::{BundleSource, FileSource, HttpSource};
 use edgerag_core::bundle::paged::{PagedFile, PagedWriter, RangeSource, VERSION};
 use edgerag_core::bundle::{ChunkStore, Lexicon, lexicon};
 use edgerag_core::index::Scored;
@@ -100,43 +100,82 @@ fn a_bundle_reads_the_same_from_its_file_and_over_http() {
 /// Warnings an [`HttpSource`] of the test gave.
 static WARNINGS: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
-#[test]
-fn a_server_that_ignores_ranges_is_read_whole_once_with_a_warning() {
-    let dir = tempfile::tempdir().unwrap();
-    make_site(dir.path());
-    let bytes = std::fs::read(paged_file(dir.path())).unwrap();
-    // A server that answers every request with the whole file.
+/// A server on a free port that answers request `n` (from 0), asking for the inclusive byte
+/// range it names if any, with what `answer` makes of them; and the count of requests.
+fn fake_server(
+    answer: impl Fn(usize, Option<(u64, u64)>) -> Vec<u8> + Send + 'static,
+) -> (u16, Arc<AtomicUsize>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
-    let requests = std::sync::Arc::new(AtomicUsize::new(0));
-    let counted = std::sync::Arc::clone(&requests);
-    let body = bytes.clone();
+    let requests = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&requests);
     std::thread::spawn(move || {
         for stream in listener.incoming() {
             let mut stream = stream.unwrap();
             let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut line = String::new();
+            let (mut line, mut range) = (String::new(), None);
             while reader.read_line(&mut line).unwrap() > 2 {
+                let asked = line.to_ascii_lowercase();
+                if let Some(bytes) = asked.trim().strip_prefix("range: bytes=") {
+                    let (start, end) = bytes.split_once('-').unwrap();
+                    range = Some((start.parse().unwrap(), end.parse().unwrap()));
+                }
                 line.clear();
             }
-            counted.fetch_add(1, Ordering::SeqCst);
-            let head = format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n", body.len());
-            let _ = stream.write_all(head.as_bytes()).and_then(|()| stream.write_all(&body));
+            let n = counted.fetch_add(1, Ordering::SeqCst);
+            let _ = stream.write_all(&answer(n, range));
         }
     });
+    (port, requests)
+}
+
+/// An HTTP response of `status` with `headers` and `body`.
+fn response(status: &str, headers: &str, body: &[u8]) -> Vec<u8> {
+    let head = format!("HTTP/1.1 {status}\r\nContent-Length: {}\r\n{headers}\r\n", body.len());
+    [head.as_bytes(), body].concat()
+}
+
+#[test]
+fn a_server_that_ignores_ranges_is_read_whole_once_with_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    make_site(dir.path());
+    let file = paged_file(dir.path());
+    let bytes = std::fs::read(&file).unwrap();
+    let body = bytes.clone();
+    let (port, requests) = fake_server(move |_, _| response("200 OK", "", &body));
     let url = format!("http://127.0.0.1:{port}/demo.paged");
     let warn = |text: &str| WARNINGS.lock().unwrap().push(text.to_owned());
     let source = HttpSource::with_warnings(&url, Duration::from_secs(10), warn);
     let query = "Who gave their name to Normandy?";
     let whole = search(source, query);
-    let local = search(
-        edgerag_cli::source::FileSource::open(&dir.path().join("site/demo.paged")).unwrap(),
-        query,
-    );
+    let local = search(FileSource::open(&file).unwrap(), query);
     assert_eq!((&whole.0, &whole.1), (&local.0, &local.1), "the same hits and texts");
     assert_eq!(requests.load(Ordering::SeqCst), 1, "one request: the first read got it all");
     let warnings = WARNINGS.lock().unwrap().clone();
     let expected =
         format!("{url} ignores byte ranges: the whole bundle ({} bytes) is read", bytes.len());
     assert_eq!(warnings, [expected]);
+}
+
+#[test]
+fn a_bundle_that_changes_on_the_server_while_it_is_read_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    make_site(dir.path());
+    let bytes = std::fs::read(paged_file(dir.path())).unwrap();
+    // Ranges as asked, with the ETag of a new version after the first.
+    let (port, _) = fake_server(move |n, range| {
+        let (start, end) = range.unwrap();
+        let end = end.min(bytes.len() as u64 - 1);
+        let part = &bytes[start as usize..=end as usize];
+        let etag = if n == 0 { "\"v1\"" } else { "\"v2\"" };
+        let headers =
+            format!("ETag: {etag}\r\nContent-Range: bytes {start}-{end}/{}\r\n", bytes.len());
+        response("206 Partial Content", &headers, part)
+    });
+    let url = format!("http://127.0.0.1:{port}/demo.paged");
+    let source = HttpSource::new(&url, Duration::from_secs(10));
+    let file: Paged<_> = now(PagedFile::open(source, 1 << 20)).unwrap();
+    let error = now(file.slots(0, &[0])).unwrap_err();
+    let expected = format!("reading the bundle: GET {url}: the bundle changed on the server");
+    assert!(error.to_string().starts_with(&expected), "{error}");
 }

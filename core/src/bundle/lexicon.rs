@@ -49,6 +49,12 @@ pub const FIRST_BLOCK: usize = 1024;
 pub const INLINE: usize = 16;
 /// The longest postings block a reader accepts.
 const MAX_BLOCK: u64 = 16 << 20;
+/// The most postings a block holds: each takes at most 15 bytes, so a block stays within
+/// [`MAX_BLOCK`].
+const MAX_BLOCK_POSTINGS: usize = 1 << 20;
+/// The most blocks a term has: sizes double from 1 to [`MAX_BLOCK_POSTINGS`], which then
+/// cover any `u32` count of postings.
+const MAX_BLOCKS: usize = 21 + (1 << 12);
 
 /// Where the BM25 index lies in a paged file, and what its directory holds of it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -94,7 +100,7 @@ enum Place {
 impl Lexicon {
     /// Writes `index` into new sections `dictionary` and `postings` of `writer`, in slots of
     /// `slot` bytes (more where an entry needs them), chunk `i` being at `addresses[i]`, each
-    /// term's first block holding `first_block` postings ([`FIRST_BLOCK`] by default).
+    /// term's first block holding `first_block` postings (builds use [`FIRST_BLOCK`]).
     ///
     /// # Errors
     /// [`Error::Config`] when `addresses` does not cover the index's chunks; as
@@ -129,7 +135,11 @@ impl Lexicon {
             let df = postings.len() as u32;
             let mut blocks = Vec::new();
             let mut rest = postings.as_slice();
-            let mut size = if rest.len() <= INLINE { INLINE } else { first_block.max(1) };
+            let mut size = if rest.len() <= INLINE {
+                INLINE
+            } else {
+                first_block.clamp(1, MAX_BLOCK_POSTINGS)
+            };
             while !rest.is_empty() {
                 let (block, next) = rest.split_at(size.min(rest.len()));
                 let encoded = encode(block);
@@ -138,10 +148,11 @@ impl Lexicon {
                 } else {
                     let start = stream.len() as u64;
                     stream.extend_from_slice(&encoded);
+                    // At most MAX_BLOCK_POSTINGS of at most 15 bytes.
                     Place::Stream { start, len: encoded.len() as u32 }
                 };
                 blocks.push(Block { best: block[0].0, place });
-                (rest, size) = (next, size * 2);
+                (rest, size) = (next, (size * 2).min(MAX_BLOCK_POSTINGS));
             }
             entries.push(Entry { term: term.clone(), df, blocks });
         }
@@ -175,6 +186,15 @@ impl Lexicon {
         allow: impl Fn(u32) -> bool,
     ) -> Result<Vec<Scored>> {
         let mut lists = self.lists(file, terms).await?;
+        // Each occurrence of a query term, by its place in `lists`: shares add up in this
+        // order, as `Bm25Index::search` adds them, so that full lists give its very scores.
+        let order: Vec<usize> = terms
+            .iter()
+            .filter_map(|term| lists.iter().position(|list| list.term == *term))
+            .collect();
+        let score = |shares: &[Option<f32>]| {
+            order.iter().filter_map(|&i| shares[i]).fold(0.0, |sum, share| sum + share)
+        };
         // Per chunk address, the share of each term (by its place in `lists`) found so far.
         let mut found: HashMap<u32, Vec<Option<f32>>> = HashMap::new();
         let mut inline: Vec<(usize, Vec<u8>)> = Vec::new();
@@ -194,28 +214,30 @@ impl Lexicon {
             let read = self.read_blocks(file, &wanted).await?;
             let blocks = inline.drain(..).chain(wanted.iter().map(|w| w.0).zip(read));
             for (i, bytes) in blocks {
+                let postings = decode(&bytes)?;
+                let list = &mut lists[i];
+                list.read += postings.len() as u64;
+                if list.read > u64::from(list.df) {
+                    return Err(Error::Decode(format!(
+                        "the postings of {:?} hold more than its {} chunks",
+                        list.term, list.df
+                    )));
+                }
                 let list = &lists[i];
-                for (address, tf, length) in decode(&bytes)? {
+                for (address, tf, length) in postings {
                     let share = bm25::term_score(self.params, list.idf, tf, length, self.avgdl);
                     found.entry(address).or_insert_with(|| vec![None; lists.len()])[i] =
                         Some(share);
                 }
             }
-            if self.settled(&lists, &found, k, &allow) {
+            if settled(&lists, &found, k, &allow, &score) {
                 break;
             }
         }
-        // Shares add up in the query's order, repeated terms once per occurrence, as
-        // `Bm25Index::search` adds them.
-        let candidates =
-            found.into_iter().filter(|(address, _)| allow(*address)).map(|(chunk, shares)| {
-                let score = terms
-                    .iter()
-                    .filter_map(|term| lists.iter().position(|list| list.term == *term))
-                    .filter_map(|i| shares[i])
-                    .fold(0.0, |sum, share| sum + share);
-                Scored { chunk, score }
-            });
+        let candidates = found
+            .iter()
+            .filter(|(address, _)| allow(**address))
+            .map(|(&chunk, shares)| Scored { chunk, score: score(shares) });
         Ok(top_k(candidates, k))
     }
 
@@ -244,14 +266,35 @@ impl Lexicon {
                 let Some(entry) = entries.iter().find(|entry| entry.term == *term) else {
                     continue;
                 };
+                // An honest entry's blocks follow one another in the stream: reading them all
+                // reads no byte twice.
+                let mut end = 0u64;
+                let consecutive = entry.blocks.iter().all(|block| match block.place {
+                    Place::Inline(_) => true,
+                    Place::Stream { start, len } => {
+                        let ordered = start >= end;
+                        end = start.saturating_add(u64::from(len));
+                        ordered
+                    }
+                });
+                if !consecutive || entry.df > self.chunks || entry.blocks.len() > MAX_BLOCKS {
+                    return Err(Error::Decode(format!(
+                        "the dictionary entry of {term:?} does not add up ({} blocks for {} \
+                         chunks)",
+                        entry.blocks.len(),
+                        entry.df
+                    )));
+                }
                 match lists.iter_mut().find(|list| list.term == *term) {
                     Some(list) => list.occurrences += 1,
                     None => lists.push(List {
                         term: term.clone(),
+                        df: entry.df,
                         idf: bm25::idf(self.chunks as usize, entry.df as usize),
                         occurrences: 1,
                         blocks: entry.blocks.clone(),
                         next: 0,
+                        read: 0,
                     }),
                 }
             }
@@ -309,57 +352,58 @@ impl Lexicon {
             })
             .collect()
     }
+}
 
-    /// Whether the `k` best allowed chunks found so far are the `k` best there are.
-    fn settled(
-        &self,
-        lists: &[List],
-        found: &HashMap<u32, Vec<Option<f32>>>,
-        k: usize,
-        allow: &impl Fn(u32) -> bool,
-    ) -> bool {
-        // What each open list could still add to a chunk, a little more for rounding.
-        let open: Vec<f32> = lists.iter().map(List::bound).collect();
-        let unseen: f32 = open.iter().sum();
-        if unseen == 0.0 {
-            return true;
-        }
-        let mut bounds: Vec<(f32, f32)> = found
-            .iter()
-            .filter(|(address, _)| allow(**address))
-            .map(|(_, shares)| {
-                let known = lists
-                    .iter()
-                    .zip(shares)
-                    .map(|(list, share)| share.map_or(0.0, |s| s * list.occurrences as f32));
-                let lower: f32 = known.sum();
-                let missing: f32 =
-                    shares.iter().zip(&open).filter(|(s, _)| s.is_none()).map(|(_, o)| o).sum();
-                (lower, lower + missing)
-            })
-            .collect();
-        if k == 0 {
-            return true;
-        }
-        if bounds.len() < k {
-            return false;
-        }
-        bounds.sort_by(|a, b| b.0.total_cmp(&a.0));
-        let threshold = bounds[k - 1].0;
-        threshold >= unseen && bounds[k..].iter().all(|&(_, upper)| upper <= threshold)
+/// Whether the `k` best allowed chunks found so far are the `k` best there are: no other
+/// chunk, seen or not, could still reach the `k`-th one's score (nor tie with it, unless both
+/// scores are complete and ties then fall as the whole index breaks them, by address).
+fn settled(
+    lists: &[List],
+    found: &HashMap<u32, Vec<Option<f32>>>,
+    k: usize,
+    allow: &impl Fn(u32) -> bool,
+    score: &impl Fn(&[Option<f32>]) -> f32,
+) -> bool {
+    let open: Vec<f32> = lists.iter().map(List::bound).collect();
+    let unseen: f32 = open.iter().sum();
+    if unseen == 0.0 || k == 0 {
+        return true;
     }
+    // (lower bound, what missing shares could add, address) of every allowed chunk seen.
+    let mut bounds: Vec<(f32, f32, u32)> = found
+        .iter()
+        .filter(|(address, _)| allow(**address))
+        .map(|(&address, shares)| {
+            let missing = shares.iter().zip(&open).filter(|(s, _)| s.is_none()).map(|(_, o)| o);
+            (score(shares), missing.sum::<f32>(), address)
+        })
+        .collect();
+    if bounds.len() < k {
+        return false;
+    }
+    bounds.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.2.cmp(&b.2)));
+    let (threshold, kth_missing, _) = bounds[k - 1];
+    let below = |(lower, missing, _): &(f32, f32, u32)| {
+        let upper = lower + missing;
+        upper < threshold || (upper == threshold && *missing == 0.0 && kth_missing == 0.0)
+    };
+    threshold > unseen && bounds[k..].iter().all(below)
 }
 
 /// A query term's postings as a search reads them.
 #[derive(Debug)]
 struct List {
     term: String,
+    /// Chunks the term is in.
+    df: u32,
     idf: f32,
     /// Times the term occurs in the query.
     occurrences: usize,
     blocks: Vec<Block>,
     /// The next block to read.
     next: usize,
+    /// Postings read so far.
+    read: u64,
 }
 
 impl List {
@@ -444,4 +488,52 @@ fn decode(bytes: &[u8]) -> Result<Vec<(u32, u32, u32)>> {
         out.push((address, tf, length));
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bundle::paged::{InMemory, VERSION, now};
+
+    /// A file whose dictionary holds `a` (in 4 of 10 chunks) with the blocks `blocks` makes
+    /// of a block's length, and whose postings stream holds that block of 4 postings, twice.
+    fn file_with(blocks: impl Fn(u64) -> Vec<Block>) -> PagedFile<InMemory, Lexicon> {
+        let block = encode(&[(2.0, 1, 3, 9), (1.5, 4, 2, 9), (1.0, 7, 1, 9), (0.5, 9, 1, 30)]);
+        let entry = Entry { term: "a".into(), df: 4, blocks: blocks(block.len() as u64) };
+        let mut writer = PagedWriter::new();
+        let slots = |_| Ok(vec![postcard::to_allocvec(&vec![entry.clone()]).unwrap()]);
+        let dictionary = writer.section("dictionary", 1 << 16, slots).unwrap();
+        let stream = [block.clone(), block].concat();
+        let postings = writer.section("postings", 4096, |_| Ok(vec![stream.clone()])).unwrap();
+        let params = Bm25Params::default();
+        let routes = vec!["a".to_owned()];
+        let lexicon = Lexicon { params, chunks: 10, avgdl: 10.0, dictionary, postings, routes };
+        let bytes = writer.finish(lexicon, VERSION, VERSION).unwrap();
+        now(PagedFile::open(InMemory(bytes), 1 << 20)).unwrap()
+    }
+
+    fn search(file: &PagedFile<InMemory, Lexicon>) -> Result<Vec<u32>> {
+        let hits = now(file.body().search(file, &["a".to_owned()], 10, |_| true))?;
+        Ok(hits.iter().map(|hit| hit.chunk).collect())
+    }
+
+    fn stream(start: u64, len: u64) -> Block {
+        Block { best: 2.0, place: Place::Stream { start, len: len as u32 } }
+    }
+
+    #[test]
+    fn entries_whose_blocks_do_not_add_up_are_refused() {
+        assert_eq!(search(&file_with(|len| vec![stream(0, len)])).unwrap(), [1, 4, 7, 9]);
+        // The same block listed again and again (each would be read and decoded anew), or
+        // more blocks than any list needs.
+        let again = search(&file_with(|len| vec![stream(0, len), stream(0, len)]));
+        assert!(again.unwrap_err().to_string().contains("does not add up"));
+        let many = search(&file_with(|_| (0..=MAX_BLOCKS as u64).map(|i| stream(i, 1)).collect()));
+        assert!(many.unwrap_err().to_string().contains("does not add up"));
+        // Blocks holding more postings than the term's chunks.
+        let more = search(&file_with(|len| vec![stream(0, len), stream(len, len)]));
+        let expected =
+            "malformed bundle payload: the postings of \"a\" hold more than its 4 chunks";
+        assert_eq!(more.unwrap_err().to_string(), expected);
+    }
 }

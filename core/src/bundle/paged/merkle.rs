@@ -29,7 +29,7 @@ fn node(left: &Hash, right: &Hash) -> Hash {
 
 /// Levels of a tree over `leaves` leaves: `⌈log₂ leaves⌉`.
 pub fn depth(leaves: usize) -> usize {
-    leaves.next_power_of_two().trailing_zeros() as usize
+    (usize::BITS - leaves.saturating_sub(1).leading_zeros()) as usize
 }
 
 /// A whole tree, as a writer builds it.
@@ -98,6 +98,9 @@ mod tests {
             }
         }
         assert_eq!(Tree::new(vec![leaf(b"only")]).root(), leaf(b"only"), "one leaf is the root");
+        let depths = [0, 1, 2, 3, 4, 5, 1 << 31, (1 << 31) + 1, usize::MAX].map(depth);
+        let bits = usize::BITS as usize;
+        assert_eq!(depths, [0, 0, 1, 2, 2, 3, 31, 32, bits], "no overflow on any target");
         assert_ne!(leaf(&[]), [0; 32], "padding is not the hash of an empty slot");
     }
 }

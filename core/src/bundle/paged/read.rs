@@ -42,12 +42,13 @@ pub struct PagedFile<S, B> {
 }
 
 impl<S: RangeSource, B: DeserializeOwned> PagedFile<S, B> {
-    /// Opens the file `source` reads: its header and directory, in one read when the
-    /// directory fits in [`OPEN_READ`] bytes; slots are then kept up to `budget` bytes.
+    /// Opens the file `source` reads: its header and directory, in one read when the two fit
+    /// in [`OPEN_READ`] bytes; slots are then kept up to `budget` bytes.
     ///
     /// # Errors
-    /// [`Error::NotABundle`], [`Error::Truncated`], [`Error::TooNew`], [`Error::TooOld`]
-    /// (for any version but [`VERSION`]), [`Error::Corrupted`] when the directory does not
+    /// [`Error::NotABundle`], [`Error::Truncated`], [`Error::TooNew`] (a file that needs a
+    /// reader newer than [`VERSION`]), [`Error::TooOld`] (a file older than [`VERSION`], read
+    /// whole instead), [`Error::Corrupted`] when the directory does not
     /// match its hash, [`Error::Decode`] when it does not decode or its sections are
     /// inconsistent, [`Error::Read`] from the source; never panics, whatever the bytes.
     pub async fn open(source: S, budget: usize) -> Result<Self> {
