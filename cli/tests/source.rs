@@ -23,11 +23,7 @@ type Paged<S> = PagedFile<S, (ChunkStore, Lexicon)>;
 
 /// The output of a future that is ready at once, as the CLI's reads are.
 fn now<F: std::future::Future>(future: F) -> F::Output {
-    use std::task::{Context, Poll, Waker};
-    match std::pin::pin!(future).poll(&mut Context::from_waker(Waker::noop())) {
-        Poll::Ready(output) => output,
-        Poll::Pending => panic!("a CLI read is ready at once"),
-    }
+    edgerag_core::bundle::paged::ready_now(future).expect("a CLI read is ready at once")
 }
 
 /// The chunk store and BM25 index of a bundle of the demo's documents, as a paged file in

@@ -290,9 +290,5 @@ fn directory_of(bytes: &[u8]) -> Option<(&[u8], usize)> {
 
 /// The output of a future that is ready at once, as reading from memory is.
 fn ready<F: std::future::Future>(future: F) -> F::Output {
-    let mut context = std::task::Context::from_waker(std::task::Waker::noop());
-    match std::pin::pin!(future).poll(&mut context) {
-        std::task::Poll::Ready(output) => output,
-        std::task::Poll::Pending => panic!("a read from memory is ready at once"),
-    }
+    paged::ready_now(future).expect("a read from memory is ready at once")
 }

@@ -88,6 +88,23 @@ impl ChunkStore {
         chunks: &[Chunk],
         slot: u32,
     ) -> Result<(Self, Vec<u32>)> {
+        // Each document's head and its encoded size, made once however many chunks it has.
+        let heads: Vec<(DocumentHead, usize)> = documents
+            .iter()
+            .zip(0..)
+            .map(|(document, index)| {
+                let head = DocumentHead {
+                    index,
+                    id: document.id.clone(),
+                    source: document.source.clone(),
+                    title: document.title.clone(),
+                    kind: document.kind,
+                    pages: document.pages,
+                };
+                let len = super::encoded_len(&head);
+                (head, len)
+            })
+            .collect();
         let entries = chunks
             .iter()
             .map(|chunk| {
@@ -99,24 +116,16 @@ impl ChunkStore {
                     section: document.section_path(chunk.section),
                     chunk: chunk.clone(),
                 };
-                let head = DocumentHead {
-                    index: chunk.doc,
-                    id: document.id.clone(),
-                    source: document.source.clone(),
-                    title: document.title.clone(),
-                    kind: document.kind,
-                    pages: document.pages,
-                };
-                let sizes = (super::encoded_len(&head), super::encoded_len(&entry));
-                Ok((head, entry, sizes))
+                let len = super::encoded_len(&entry);
+                Ok((chunk.doc as usize, entry, len))
             })
             .collect::<Result<Vec<_>>>()?;
-        let alone = entries.iter().map(|(_, _, (head, entry))| head + entry + 2 * 5).max();
+        let alone = entries.iter().map(|(doc, _, len)| heads[*doc].1 + len + 2 * 5).max();
         let needed = alone.unwrap_or(0) + MAX_PROOF;
         let slot = slot.max(u32::try_from(needed.next_power_of_two()).unwrap_or(u32::MAX));
         let mut counts = Vec::new();
         let section = writer.section("chunks", slot, |capacity| {
-            let slots = pack(&entries, capacity);
+            let slots = pack(&heads, &entries, capacity);
             counts = slots.iter().map(|slot| slot.chunks.len()).collect();
             slots
                 .iter()
@@ -181,15 +190,20 @@ impl ChunkStore {
     }
 }
 
-/// Packs the chunks (each with its document and their encoded sizes, the chunk's with a
+/// Packs the chunks (each with its document's index in `heads` and its encoded size, with a
 /// document index of 0) into slots of at most `capacity` encoded bytes, in order; a chunk
 /// too large for any slot gets one of its own.
-fn pack(entries: &[(DocumentHead, SlotChunk, (usize, usize))], capacity: usize) -> Vec<Slot> {
+fn pack(
+    heads: &[(DocumentHead, usize)],
+    entries: &[(usize, SlotChunk, usize)],
+    capacity: usize,
+) -> Vec<Slot> {
     let mut slots = Vec::new();
     let mut slot = Slot::default();
     // Encoded bytes of the slot's documents and chunks, less their counts.
     let mut bytes = 0;
-    for (head, entry, (head_len, entry_len)) in entries {
+    for (doc, entry, entry_len) in entries {
+        let (head, head_len) = &heads[*doc];
         let mut known = slot.documents.iter().position(|d| d.index == head.index);
         let local = known.unwrap_or(slot.documents.len());
         let added =

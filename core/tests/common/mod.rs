@@ -30,11 +30,7 @@ pub(crate) fn bundle() -> Bundle {
 
 /// The output of a future that is ready at once, as reading a file held in memory is.
 pub(crate) fn now<F: std::future::Future>(future: F) -> F::Output {
-    use std::task::{Context, Poll, Waker};
-    match std::pin::pin!(future).poll(&mut Context::from_waker(Waker::noop())) {
-        Poll::Ready(output) => output,
-        Poll::Pending => panic!("a read from memory is ready at once"),
-    }
+    edgerag_core::bundle::paged::ready_now(future).expect("a read from memory is ready at once")
 }
 
 /// `name` in the shared evaluation data (`../shared/data` beside the repository, or

@@ -43,7 +43,7 @@ use serde::{Deserialize, Serialize};
 
 pub use cache::PageCache;
 pub use read::{Io, OPEN_READ, PagedFile, VERSION};
-pub use source::{InMemory, RangeSource};
+pub use source::{InMemory, RangeSource, ready_now};
 pub use write::PagedWriter;
 
 use crate::{Error, Result};
@@ -112,9 +112,5 @@ pub struct Directory<B> {
 /// The output of a future that is ready at once, as an [`InMemory`] source's are (for tests).
 #[cfg(test)]
 pub(crate) fn now<F: std::future::Future>(future: F) -> F::Output {
-    use std::task::{Context, Poll, Waker};
-    match std::pin::pin!(future).poll(&mut Context::from_waker(Waker::noop())) {
-        Poll::Ready(output) => output,
-        Poll::Pending => panic!("an in-memory read is ready at once"),
-    }
+    ready_now(future).expect("an in-memory read is ready at once")
 }

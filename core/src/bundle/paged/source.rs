@@ -35,3 +35,14 @@ impl RangeSource for InMemory {
         ready(Ok(ranges.iter().map(part).collect()))
     }
 }
+
+/// The output of `future` if it is ready when first polled, as a read is from a source that
+/// does its work then ([`InMemory`], the CLI's file and HTTP sources); `None` if it is not.
+/// Synchronous hosts and tests use it to run reads without an async runtime.
+pub fn ready_now<F: Future>(future: F) -> Option<F::Output> {
+    use std::task::{Context, Poll, Waker};
+    match std::pin::pin!(future).poll(&mut Context::from_waker(Waker::noop())) {
+        Poll::Ready(output) => Some(output),
+        Poll::Pending => None,
+    }
+}
