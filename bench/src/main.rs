@@ -18,6 +18,7 @@ mod cold_start;
 mod embedding;
 mod format;
 mod machine;
+mod partitions;
 mod recall;
 mod report;
 mod retrieval;
@@ -131,6 +132,9 @@ struct Report {
     retrieval: Option<retrieval::RetrievalReport>,
     /// HNSW against exact search on each bundle with real vectors.
     real_vectors: Vec<recall::RecallReport>,
+    /// The v4 dense index against exact search on SciFact's vectors and queries.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    partitions: Option<partitions::PartitionsReport>,
     search: Vec<scale::ScaleReport>,
     /// Bytes per chunk of the real bundles (the synthetic ones' are in `search`).
     bundles: Vec<NamedBytes>,
@@ -201,8 +205,9 @@ fn run(args: Args) -> Result<()> {
         Some(scifact) => Some(retrieval::measure(scifact, peers.as_ref(), args.json)?),
         None => None,
     };
-    // Read (and checked) once for the embedding and the search benchmarks.
-    let model = if args.skip_embedding && args.skip_search {
+    // Read (and checked) once for the embedding, search and partitions benchmarks.
+    let scifact_vectors = scifact.as_ref().is_some_and(|s| s.searcher.bundle().dense.is_some());
+    let model = if args.skip_embedding && args.skip_search && !scifact_vectors {
         None
     } else {
         Some(models::resolve(args.model.model.as_deref(), args.json)?)
@@ -215,6 +220,12 @@ fn run(args: Args) -> Result<()> {
         _ => None,
     };
     let (real_vectors, bundles) = real_bundles(&args, scifact.as_ref(), bundle.as_ref())?;
+    let partitions = match (&scifact, &model) {
+        (Some(scifact), Some(model)) if scifact_vectors => {
+            Some(partitions::measure(scifact, model, args.json)?)
+        }
+        _ => None,
+    };
     let search = match (&model, args.skip_search) {
         (Some(model), false) => args
             .sizes
@@ -236,6 +247,7 @@ fn run(args: Args) -> Result<()> {
         embedding,
         retrieval,
         real_vectors,
+        partitions,
         search,
         bundles,
         cold_start,

@@ -36,6 +36,7 @@ pub(super) fn markdown(report: &Report) -> String {
         report.embedding.as_ref().map(crate::embedding::markdown),
         report.retrieval.as_ref().map(crate::retrieval::markdown),
         (!report.real_vectors.is_empty()).then(|| crate::recall::markdown(&report.real_vectors)),
+        report.partitions.as_ref().map(crate::partitions::markdown),
         (!report.search.is_empty()).then(|| crate::scale::markdown(&report.search)),
         (!report.bundles.is_empty())
             .then(|| crate::scale::bytes_markdown(&report.bundles, &report.search)),

@@ -64,6 +64,11 @@ impl SciFact {
         Ok(Self { documents, queries, qrels, searcher: Searcher::new(bundle), bundle_bytes })
     }
 
+    /// The judged queries' texts.
+    pub(super) fn query_texts(&self) -> impl Iterator<Item = &str> {
+        self.queries.iter().map(|q| q.text.as_str())
+    }
+
     /// Bytes of the documents' text (`title + " " + text`).
     pub(super) fn text_bytes(&self) -> usize {
         self.documents.iter().map(|(_, text)| text.len()).sum()

@@ -1,6 +1,7 @@
 //! The sections of a paged bundle (format version 4) on real documents: what they give back,
 //! and what reading them costs.
 
+use edgerag_core::bundle::ivf::{Ivf, IvfParams};
 use edgerag_core::bundle::lexicon::FIRST_BLOCK;
 use edgerag_core::bundle::paged::{InMemory, PagedFile, PagedWriter, VERSION};
 use edgerag_core::bundle::{ChunkStore, Lexicon};
@@ -10,6 +11,7 @@ use edgerag_core::text::Analyzer;
 use edgerag_core::{BuildOptions, Bundle, BundleBuilder, load};
 
 use crate::common::{self, now};
+use crate::embed::minilm_boxed;
 
 type Paged = PagedFile<InMemory, (ChunkStore, Lexicon)>;
 
@@ -72,10 +74,13 @@ fn a_small_bundle_searches_and_shows_its_results_as_when_read_whole() {
     assert_eq!(file.io(), io);
 }
 
-#[test]
-fn lists_of_many_blocks_give_the_best_as_the_whole_index() {
+/// The demo corpus as a bundle, with all-MiniLM-L6-v2 vectors when `embed`.
+fn demo(embed: bool) -> Bundle {
     let options = BuildOptions { corpus: "demo".into(), created: 1, ..Default::default() };
     let mut builder = BundleBuilder::new(options).unwrap();
+    if embed {
+        builder.embed_with(minilm_boxed());
+    }
     let corpus = concat!(env!("CARGO_MANIFEST_DIR"), "/../demo/corpus");
     let mut paths: Vec<_> = std::fs::read_dir(corpus).unwrap().map(|e| e.unwrap().path()).collect();
     paths.sort();
@@ -83,7 +88,12 @@ fn lists_of_many_blocks_give_the_best_as_the_whole_index() {
         let name = path.file_name().unwrap().to_str().unwrap();
         builder.add(load(name, &std::fs::read(path).unwrap()).unwrap());
     }
-    let bundle = builder.finish(&mut |_| {}).unwrap();
+    builder.finish(&mut |_| {}).unwrap()
+}
+
+#[test]
+fn lists_of_many_blocks_give_the_best_as_the_whole_index() {
+    let bundle = demo(false);
     // Blocks of 2, 4, 8… postings: the lists of the demo's terms run over many blocks.
     let (bytes, addresses) = paged(&bundle, 4 << 10, 2);
     let file = open(&bytes);
@@ -173,4 +183,76 @@ fn a_directory_that_points_the_lexicon_elsewhere_never_panics() {
     assert_eq!(error.to_string(), "malformed bundle payload: the bundle has no section 9");
     let store = ChunkStore { section: lexicon.postings, ..store };
     assert!(now(store.read(&file, &[0])).is_err());
+}
+
+/// `bundle`'s chunk store and dense index in a paged file, partitions of about `partition`
+/// vectors; and each chunk's address.
+fn paged_dense(bundle: &Bundle, partition: usize) -> (Vec<u8>, Vec<u32>) {
+    let mut writer = PagedWriter::new();
+    let (store, addresses) =
+        ChunkStore::write(&mut writer, &bundle.documents, &bundle.chunks, 16 << 10).unwrap();
+    let dense = bundle.dense.as_ref().unwrap();
+    let params = IvfParams { partition, ..IvfParams::default() };
+    let ivf = Ivf::write(&mut writer, dense, &addresses, 4 << 10, params, 7).unwrap();
+    (writer.finish((store, ivf), VERSION, VERSION).unwrap(), addresses)
+}
+
+#[test]
+fn dense_partitions_score_as_the_whole_index_and_read_what_they_probe() {
+    let bundle = demo(true);
+    let dense = bundle.dense.as_ref().unwrap();
+    let embedder = minilm_boxed();
+    let (bytes, addresses) = paged_dense(&bundle, 8);
+    let open = || now(PagedFile::open(InMemory(bytes.clone()), 8 << 20)).unwrap();
+    let file: PagedFile<InMemory, (ChunkStore, Ivf)> = open();
+    let ivf = &file.body().1;
+    assert!(ivf.partitions >= 4, "{} partitions of 64 chunks", ivf.partitions);
+    let at = |hits: Vec<Scored>| -> Vec<Scored> {
+        hits.into_iter()
+            .map(|s| Scored { chunk: addresses[s.chunk as usize], score: s.score })
+            .collect()
+    };
+    let (mut found, mut wanted) = (0, 0);
+    for query in queries() {
+        let vector = embedder.embed_query(query).unwrap();
+        let exact = at(dense.search_exact(&vector, 10, |_| true).unwrap());
+        // Every partition probed: exact search, the very same scores.
+        let all = now(ivf.search(&file, &vector, 10, Some(ivf.partitions), |_| true)).unwrap();
+        assert_eq!(all, exact, "{query:?}");
+        // Two probed: what is found is scored exactly, and it is most of the best.
+        let two = now(ivf.search(&file, &vector, 10, Some(2), |_| true)).unwrap();
+        assert_eq!(two.len(), 10);
+        for hit in &two {
+            let chunk = addresses.iter().position(|&a| a == hit.chunk).unwrap();
+            let whole = dense.search_exact(&vector, 64, |c| c as usize == chunk).unwrap();
+            assert_eq!(whole[0].score, hit.score, "{query:?}");
+        }
+        found += two.iter().filter(|hit| exact.contains(hit)).count();
+        wanted += exact.len();
+    }
+    assert!(found * 10 >= wanted * 6, "probing 2 of {} found {found} of {wanted}", ivf.partitions);
+    // A cold search reads the centroids and the lists it probes, not the others.
+    let query = embedder.embed_query("How do you find the MIME type of a file?").unwrap();
+    let cost = |probe| {
+        let file: PagedFile<InMemory, (ChunkStore, Ivf)> = open();
+        let before = file.io();
+        now(file.body().1.search(&file, &query, 10, Some(probe), |_| true)).unwrap();
+        file.io().bytes - before.bytes
+    };
+    let (one, every) = (cost(1), cost(ivf.partitions));
+    assert!(one * 2 < every, "probing 1 read {one} bytes, probing all {every}");
+    // A filter applies before the cut: when the probed partitions hold too few allowed chunks,
+    // more are probed, until every one is.
+    let few: Vec<u32> = [3, 30, 60].map(|c| addresses[c]).to_vec();
+    let got = now(ivf.search(&file, &query, 10, Some(1), |a| few.contains(&a))).unwrap();
+    let expected = at(dense.search_exact(&query, 10, |c| [3, 30, 60].contains(&c)).unwrap());
+    assert_eq!(got, expected);
+    let odd = now(ivf.search(&file, &query, 5, Some(1), |a| a % 2 == 1)).unwrap();
+    assert!(odd.len() == 5 && odd.iter().all(|hit| hit.chunk % 2 == 1), "{odd:?}");
+    // A query of another dimension is refused.
+    let short = now(ivf.search(&file, &query[..100], 10, None, |_| true)).unwrap_err();
+    assert_eq!(
+        short.to_string(),
+        "invalid query: the query embedding has 100 dimensions, the index 384"
+    );
 }

@@ -4,6 +4,7 @@
 
 use edgerag_core::answer::{Answerer, AskOptions};
 use edgerag_core::bundle::paged::{self, merkle};
+use edgerag_core::bundle::ivf::Ivf;
 use edgerag_core::bundle::{ChunkStore, HEADER_LEN, Lexicon};
 use edgerag_core::chunk::{self, CharSizer};
 use edgerag_core::load::BlockKind;
@@ -191,13 +192,23 @@ pub fn query(searcher: &Searcher, thoroughly: bool) {
 }
 
 /// Opens `bytes` as a paged file (format version 4): as one holding a chunk store and a BM25
-/// index, searched for [`PAGED_TERMS`] and its hits read from the store; else as any paged
+/// index, searched for [`PAGED_TERMS`] and its hits read from the store; with a chunk store and
+/// a dense index, searched by vector ([`search_dense`]); else as any paged
 /// file, its first [`SLOTS_READ`] slots of every section read. Any refusal is fine; a panic,
 /// or slots or chunks that are not the ones asked for, is not.
 pub fn read_paged(bytes: &[u8]) {
     let source = || paged::InMemory(bytes.to_vec());
-    if let Ok(file) = ready(paged::PagedFile::<_, Sections>::open(source(), 64 << 10)) {
-        return search_paged(&file);
+    // A directory may decode as both bodies (postcard leaves trailing bytes): each is tried.
+    let sections = ready(paged::PagedFile::<_, Sections>::open(source(), 64 << 10));
+    if let Ok(file) = &sections {
+        search_paged(file);
+    }
+    let dense = ready(paged::PagedFile::<_, Dense>::open(source(), 64 << 10));
+    if let Ok(file) = &dense {
+        search_dense(file);
+    }
+    if sections.is_ok() || dense.is_ok() {
+        return;
     }
     let file = match ready(paged::PagedFile::<_, ()>::open(source(), 64 << 10)) {
         Ok(file) => file,
@@ -217,6 +228,26 @@ pub fn read_paged(bytes: &[u8]) {
 
 /// What the directory of a paged bundle's sections holds.
 type Sections = (ChunkStore, Lexicon);
+
+/// What the directory of a paged file of a chunk store and a dense index holds.
+type Dense = (ChunkStore, Ivf);
+
+/// Searches a paged dense index with a unit query of its dimension (at most 4,096), probing
+/// its default, then one partition and then every one with a filter.
+fn search_dense(file: &paged::PagedFile<paged::InMemory, Dense>) {
+    let ivf = &file.body().1;
+    let dim = (ivf.dim as usize).min(4096);
+    let query = vec![1.0 / (dim.max(1) as f32).sqrt(); dim];
+    for (probe, k) in [(None, 10), (Some(1), 3), (Some(u32::MAX), 1000)] {
+        match ready(ivf.search(file, &query, k, probe, |address| address % 3 != 0)) {
+            Ok(hits) => {
+                assert!(hits.len() <= k, "{} hits for {k}", hits.len());
+                assert!(hits.iter().all(|hit| hit.chunk % 3 != 0), "a hit the filter refuses");
+            }
+            Err(error) => check_refusal(&error),
+        }
+    }
+}
 
 /// Terms [`read_paged`] searches for: some in the seed, one in none.
 pub const PAGED_TERMS: [&str; 4] = ["norman", "normandi", "franc", "zyzzyva"];
@@ -246,13 +277,20 @@ pub const SLOTS_READ: u32 = 256;
 /// section's root (in the directory) and slot proofs, for the sections that lie in the file.
 /// Bytes that do not have a paged file's shape come back unchanged.
 pub fn with_valid_hashes(bytes: &[u8]) -> Vec<u8> {
-    fixed::<Sections>(bytes).or_else(|| fixed::<()>(bytes)).unwrap_or_else(|| bytes.to_vec())
+    fixed::<Sections>(bytes)
+        .or_else(|| fixed::<Dense>(bytes))
+        .or_else(|| fixed::<()>(bytes))
+        .unwrap_or_else(|| bytes.to_vec())
 }
 
 /// [`with_valid_hashes`] for a directory whose body is a `B`; `None` when it does not decode.
 fn fixed<B: serde::Serialize + serde::de::DeserializeOwned>(bytes: &[u8]) -> Option<Vec<u8>> {
     let (directory, data) = directory_of(bytes)?;
-    let mut directory = postcard::from_bytes::<paged::Directory<B>>(directory).ok()?;
+    let (mut directory, trailing) =
+        postcard::take_from_bytes::<paged::Directory<B>>(directory).ok()?;
+    if !trailing.is_empty() {
+        return None;
+    }
     let mut rest = bytes[data..].to_vec();
     let mut start = 0usize;
     for section in &mut directory.sections {

@@ -156,17 +156,10 @@ impl Lexicon {
             }
             entries.push(Entry { term: term.clone(), df, blocks });
         }
-        let longest = entries.iter().map(super::encoded_len).max().unwrap_or(0);
-        let slot = slot.max(fitting(longest));
-        let mut routes = Vec::new();
-        let dictionary = writer.section("dictionary", slot, |capacity| {
-            let (slots, firsts) = pack(&entries, capacity)?;
-            routes = firsts;
-            Ok(slots)
-        })?;
-        let postings = writer.section("postings", slot, |capacity| {
-            Ok(stream.chunks(capacity).map(<[u8]>::to_vec).collect())
-        })?;
+        let mut firsts = Vec::new();
+        let dictionary = writer.records("dictionary", slot, &entries, &mut firsts)?;
+        let routes = firsts.into_iter().map(|first| entries[first].term.clone()).collect();
+        let postings = writer.stream("postings", slot, &stream)?;
         let chunks = u32::try_from(index.len())
             .map_err(|_| Error::Config("more chunks than addresses".into()))?;
         Ok(Self { params, chunks, avgdl, dictionary, postings, routes })
@@ -211,7 +204,9 @@ impl Lexicon {
             if inline.is_empty() && wanted.is_empty() {
                 break;
             }
-            let read = self.read_blocks(file, &wanted).await?;
+            let spans: Vec<(u64, u64)> =
+                wanted.iter().map(|&(_, start, len)| (start, u64::from(len))).collect();
+            let read = file.stream(self.postings, &spans, MAX_BLOCK).await?;
             let blocks = inline.drain(..).chain(wanted.iter().map(|w| w.0).zip(read));
             for (i, bytes) in blocks {
                 let postings = decode(&bytes)?;
@@ -301,57 +296,6 @@ impl Lexicon {
         }
         Ok(lists)
     }
-
-    /// The bytes of the blocks `wanted` (list, start, length) of the postings stream, in one
-    /// read of the slots they lie in.
-    async fn read_blocks<S: RangeSource, B>(
-        &self,
-        file: &PagedFile<S, B>,
-        wanted: &[(usize, u64, u32)],
-    ) -> Result<Vec<Vec<u8>>> {
-        let section = file.sections().get(self.postings as usize);
-        let capacity = section.map_or(0, |s| s.capacity()).max(1) as u64;
-        let spans: Vec<(u64, u64)> = wanted
-            .iter()
-            .map(|&(_, start, len)| (start, start.saturating_add(u64::from(len))))
-            .collect();
-        // Slots of the writer's size hold at least this much; a block spans a few slots.
-        if capacity < 1024 {
-            return Err(Error::Decode("the postings slots are too small".into()));
-        }
-        let mut slots: Vec<u32> = Vec::new();
-        for &(start, end) in &spans {
-            let past = || Error::Decode(format!("a postings block at {start} lies past the index"));
-            let last = end.saturating_sub(1).max(start) / capacity;
-            if end - start > MAX_BLOCK || last >= section.map_or(0, |s| u64::from(s.slots)) {
-                return Err(past());
-            }
-            slots.extend(u32::try_from(start / capacity).map_err(|_| past())?..=last as u32);
-        }
-        slots.sort_unstable();
-        slots.dedup();
-        let payloads = file.slots(self.postings, &slots).await?;
-        let byte = |at: u64| -> Option<&[u8]> {
-            let i = slots.binary_search(&u32::try_from(at / capacity).ok()?).ok()?;
-            Some(&payloads[i][(at % capacity) as usize..])
-        };
-        spans
-            .iter()
-            .map(|&(start, end)| {
-                let mut bytes = Vec::new();
-                let mut at = start;
-                while at < end {
-                    let rest = byte(at).ok_or_else(|| {
-                        Error::Decode(format!("a postings block at {start} lies past the index"))
-                    })?;
-                    let take = rest.len().min((end - at) as usize);
-                    bytes.extend_from_slice(&rest[..take]);
-                    at += take as u64;
-                }
-                Ok(bytes)
-            })
-            .collect()
-    }
 }
 
 /// Whether the `k` best allowed chunks found so far are the `k` best there are: no other
@@ -417,44 +361,6 @@ impl List {
     }
 }
 
-/// The smallest power-of-two slot that holds `bytes` of payload and any proof.
-fn fitting(bytes: usize) -> u32 {
-    let needed = bytes + 16 + 32 * super::paged::merkle::HASH_LEN;
-    u32::try_from(needed.next_power_of_two()).unwrap_or(u32::MAX)
-}
-
-/// The entries packed whole into slot payloads of at most `capacity` bytes, in order, and
-/// the first term of each.
-fn pack(entries: &[Entry], capacity: usize) -> Result<(Vec<Vec<u8>>, Vec<String>)> {
-    let mut slots = Vec::new();
-    let mut firsts = Vec::new();
-    let mut current: Vec<u8> = Vec::new();
-    let mut count = 0usize;
-    let mut first: Option<&str> = None;
-    let encode_error = |e: postcard::Error| Error::Config(format!("the dictionary: {e}"));
-    let mut close = |current: &mut Vec<u8>, count: &mut usize, first: &mut Option<&str>| {
-        if let Some(term) = first.take() {
-            let mut slot = Vec::with_capacity(current.len() + 5);
-            varint::push(&mut slot, *count as u64);
-            slot.append(current);
-            slots.push(slot);
-            firsts.push(term.to_owned());
-        }
-        *count = 0;
-    };
-    for entry in entries {
-        let encoded = postcard::to_allocvec(entry).map_err(encode_error)?;
-        if first.is_some() && current.len() + encoded.len() + varint::len(count + 1) > capacity {
-            close(&mut current, &mut count, &mut first);
-        }
-        first.get_or_insert(&entry.term);
-        current.extend_from_slice(&encoded);
-        count += 1;
-    }
-    close(&mut current, &mut count, &mut first);
-    Ok((slots, firsts))
-}
-
 /// Postings (score, address, tf, length) sorted by address, as varints: the gap from the
 /// previous address, tf, length.
 fn encode(block: &[(f32, u32, u32, u32)]) -> Vec<u8> {
@@ -481,8 +387,7 @@ fn decode(bytes: &[u8]) -> Result<Vec<(u32, u32, u32)>> {
     let mut out = Vec::with_capacity((count as usize).min(at.len() / 3));
     let mut address = 0u32;
     for _ in 0..count {
-        let gap = varint::take(&mut at).ok_or_else(bad)?;
-        address = u32::try_from(u64::from(address) + gap).map_err(|_| bad())?;
+        address = varint::take_gap(&mut at, address).ok_or_else(bad)?;
         let tf = u32::try_from(varint::take(&mut at).ok_or_else(bad)?).map_err(|_| bad())?;
         let length = u32::try_from(varint::take(&mut at).ok_or_else(bad)?).map_err(|_| bad())?;
         out.push((address, tf, length));

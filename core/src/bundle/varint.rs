@@ -28,6 +28,13 @@ pub(crate) fn take(bytes: &mut &[u8]) -> Option<u64> {
     None
 }
 
+/// The address a gap (a varint at the start of `bytes`) leads to from `previous`; `None` when
+/// the bytes end first or it passes `u32::MAX`.
+pub(crate) fn take_gap(bytes: &mut &[u8], previous: u32) -> Option<u32> {
+    let next = u64::from(previous).checked_add(take(bytes)?)?;
+    u32::try_from(next).ok()
+}
+
 /// Bytes `value` takes.
 pub(crate) fn len(value: usize) -> usize {
     (usize::BITS - value.leading_zeros()).max(1).div_ceil(7) as usize

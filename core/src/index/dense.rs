@@ -78,6 +78,7 @@ mod vectors;
 use serde::{Deserialize, Serialize};
 
 pub use self::vectors::Quantization;
+pub(crate) use self::vectors::{Int8Rows, dot, dot_i8};
 use self::{graph::Graph, vectors::Vectors};
 use super::{Scored, top_k};
 use crate::{Error, Result};
@@ -196,6 +197,11 @@ impl DenseIndex {
     /// Whether searches use the HNSW graph (else they are exact).
     pub fn has_graph(&self) -> bool {
         self.graph.is_some()
+    }
+
+    /// The vectors, when they are stored as int8 (a validated index's rows are whole).
+    pub(crate) fn int8_rows(&self) -> Option<Int8Rows<'_>> {
+        self.vectors.int8()
     }
 
     /// Vector `chunk` as stored (dequantised for int8), or `None` past the end.

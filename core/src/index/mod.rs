@@ -4,6 +4,7 @@
 pub mod bm25;
 pub mod dense;
 pub mod fusion;
+pub(crate) mod kmeans;
 
 /// A chunk index with its score from one retriever, best first in result lists.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -189,6 +189,63 @@ impl<S: RangeSource, B> PagedFile<S, B> {
             .collect::<Option<Vec<_>>>()
             .ok_or_else(|| Error::Read(format!("a slot of {:?} went missing", listed.name)))
     }
+    /// The bytes of `spans` (start, length) of section `section` read as one byte stream (its
+    /// slots' payloads one after the other, as [`PagedWriter::stream`] writes them), the slots
+    /// they lie in read together as [`slots`](Self::slots) reads them.
+    ///
+    /// # Errors
+    /// [`Error::Decode`] for a span longer than `longest` bytes or past the section's end, or
+    /// for a section whose slots hold less than 1 KB each (too many to read for a span); as
+    /// [`slots`](Self::slots).
+    ///
+    /// [`PagedWriter::stream`]: super::PagedWriter::stream
+    pub async fn stream(
+        &self,
+        section: u32,
+        spans: &[(u64, u64)],
+        longest: u64,
+    ) -> Result<Vec<Vec<u8>>> {
+        let listed = self.sections.get(section as usize);
+        let name = listed.map_or("?", |s| s.name.as_str());
+        let capacity = listed.map_or(0, SectionRef::capacity) as u64;
+        let slot_count = listed.map_or(0, |s| u64::from(s.slots));
+        if capacity < 1024 && slot_count > 0 {
+            return Err(Error::Decode(format!("section {name:?} has slots too small to stream")));
+        }
+        let past = |start: u64| {
+            Error::Decode(format!("bytes at {start} of section {name:?} lie past its end"))
+        };
+        let mut slots: Vec<u32> = Vec::new();
+        for &(start, len) in spans {
+            let last = start.saturating_add(len).saturating_sub(1).max(start) / capacity.max(1);
+            if len > longest || last >= slot_count {
+                return Err(past(start));
+            }
+            // Below the slot count, a u32.
+            slots.extend((start / capacity) as u32..=last as u32);
+        }
+        slots.sort_unstable();
+        slots.dedup();
+        let payloads = self.slots(section, &slots).await?;
+        let from = |at: u64| -> Option<&[u8]> {
+            let i = slots.binary_search(&u32::try_from(at / capacity).ok()?).ok()?;
+            payloads[i].get((at % capacity) as usize..)
+        };
+        spans
+            .iter()
+            .map(|&(start, len)| {
+                let mut bytes = Vec::with_capacity(len as usize);
+                let mut at = start;
+                while at < start + len {
+                    let rest = from(at).ok_or_else(|| past(start))?;
+                    let take = rest.len().min((start + len - at) as usize);
+                    bytes.extend_from_slice(&rest[..take]);
+                    at += take as u64;
+                }
+                Ok(bytes)
+            })
+            .collect()
+    }
 }
 
 /// `slots` (ascending) as runs of consecutive slots.

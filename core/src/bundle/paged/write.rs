@@ -4,6 +4,7 @@ use serde::Serialize;
 
 use super::merkle::{self, Tree};
 use super::{Directory, MAX_SLOT, SectionRef};
+use crate::bundle::varint;
 use crate::{Error, Result};
 
 /// Gathers the sections of a paged file and writes it ([`super`] has the layout).
@@ -78,6 +79,47 @@ impl PagedWriter {
         Ok(index)
     }
 
+    /// Adds a section named `name` holding `bytes` as one byte stream, cut into the payloads
+    /// of `slot`-byte slots (what [`PagedFile::stream`] reads back); returns its index.
+    ///
+    /// # Errors
+    /// As [`section`](Self::section).
+    ///
+    /// [`PagedFile::stream`]: super::PagedFile::stream
+    pub fn stream(&mut self, name: &str, slot: u32, bytes: &[u8]) -> Result<u32> {
+        self.section(name, slot, |capacity| Ok(bytes.chunks(capacity).collect()))
+    }
+
+    /// Adds a section named `name` holding `records` packed whole into slots of `slot` bytes
+    /// (more where one record needs it), in order: each payload is the postcard encoding of a
+    /// `Vec` of the records it holds. `firsts` receives the index of each slot's first record.
+    /// Returns the section's index.
+    ///
+    /// # Errors
+    /// [`Error::Config`] if a record cannot be encoded; as [`section`](Self::section).
+    pub fn records<T: Serialize>(
+        &mut self,
+        name: &str,
+        slot: u32,
+        records: &[T],
+        firsts: &mut Vec<usize>,
+    ) -> Result<u32> {
+        let encoded = records
+            .iter()
+            .map(postcard::to_allocvec)
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(|e| Error::Config(format!("section {name:?}: {e}")))?;
+        let longest = encoded.iter().map(Vec::len).max().unwrap_or(0);
+        // Room for the record, the count before it and a proof of 32 levels.
+        let needed = longest + 16 + 32 * merkle::HASH_LEN;
+        let slot = slot.max(u32::try_from(needed.next_power_of_two()).unwrap_or(u32::MAX));
+        self.section(name, slot, |capacity| {
+            let (payloads, starts) = pack(&encoded, capacity);
+            *firsts = starts;
+            Ok(payloads)
+        })
+    }
+
     /// The file: header (`version`, `min_reader`), the directory holding `body` and the
     /// sections, then the data.
     ///
@@ -93,4 +135,29 @@ impl PagedWriter {
         out.extend_from_slice(&self.data);
         Ok(out)
     }
+}
+
+/// `encoded` records packed whole, in order, into payloads of at most `capacity` bytes (a
+/// record longer than that alone in its payload), each a postcard `Vec` of its records; and
+/// the index of each payload's first record.
+fn pack(encoded: &[Vec<u8>], capacity: usize) -> (Vec<Vec<u8>>, Vec<usize>) {
+    let mut payloads = Vec::new();
+    let mut firsts = Vec::new();
+    let mut start = 0;
+    while start < encoded.len() {
+        let (mut end, mut len) = (start, 0);
+        while end < encoded.len()
+            && (end == start || len + encoded[end].len() + varint::len(end - start + 1) <= capacity)
+        {
+            len += encoded[end].len();
+            end += 1;
+        }
+        let mut payload = Vec::with_capacity(len + 5);
+        varint::push(&mut payload, (end - start) as u64);
+        encoded[start..end].iter().for_each(|record| payload.extend_from_slice(record));
+        payloads.push(payload);
+        firsts.push(start);
+        start = end;
+    }
+    (payloads, firsts)
 }

@@ -1,15 +1,12 @@
 use super::*;
+use crate::index::kmeans::SplitMix;
 
-/// Seeded splitmix64, enough for test data.
-struct Rng(u64);
+/// Seeded draws for test data.
+struct Rng(SplitMix);
 
 impl Rng {
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        self.0.next()
     }
 
     /// Standard normal (Box–Muller).
@@ -47,7 +44,7 @@ fn overlap(approx: &[Scored], exact: &[Scored]) -> f32 {
 
 #[test]
 fn exact_search_equals_a_naive_reference() {
-    let mut rng = Rng(1);
+    let mut rng = Rng(SplitMix(1));
     let dim = 37; // not a multiple of the lane count: exercises the tail
     let data = rng.unit_vectors(300, dim);
     let index = DenseIndex::build(&data, dim, params(Quantization::F32, 1_000), 7).unwrap();
@@ -71,7 +68,7 @@ fn exact_search_equals_a_naive_reference() {
 fn hnsw_recall_at_10_is_high_at_default_parameters() {
     // 64 rather than 384 dimensions keeps the unoptimised test build fast; random unit vectors
     // have no neighbourhood structure, so this is a harder case than real embeddings.
-    let mut rng = Rng(2);
+    let mut rng = Rng(SplitMix(2));
     let dim = 64;
     let data = rng.unit_vectors(2_000, dim);
     let index = DenseIndex::build(&data, dim, params(Quantization::Int8, 0), 42).unwrap();
@@ -91,7 +88,7 @@ fn hnsw_recall_at_10_is_high_at_default_parameters() {
 
 #[test]
 fn int8_round_trip_is_within_half_a_step_and_ranks_like_f32() {
-    let mut rng = Rng(3);
+    let mut rng = Rng(SplitMix(3));
     let dim = 384;
     let data = rng.unit_vectors(1_000, dim);
     let f32_index = DenseIndex::build(&data, dim, params(Quantization::F32, 5_000), 1).unwrap();
@@ -126,7 +123,7 @@ fn int8_round_trip_is_within_half_a_step_and_ranks_like_f32() {
 
 #[test]
 fn filters_apply_before_the_cut_to_k() {
-    let mut rng = Rng(4);
+    let mut rng = Rng(SplitMix(4));
     let dim = 32;
     let data = rng.unit_vectors(1_500, dim);
     let query = &rng.unit_vectors(1, dim);
@@ -150,7 +147,7 @@ fn filters_apply_before_the_cut_to_k() {
 
 #[test]
 fn postcard_round_trip_keeps_the_index() {
-    let mut rng = Rng(5);
+    let mut rng = Rng(SplitMix(5));
     let dim = 24;
     let data = rng.unit_vectors(600, dim);
     for quantization in [Quantization::F32, Quantization::Int8] {
@@ -166,7 +163,7 @@ fn postcard_round_trip_keeps_the_index() {
 
 #[test]
 fn validate_rejects_corrupted_ids_and_data() {
-    let mut rng = Rng(6);
+    let mut rng = Rng(SplitMix(6));
     let dim = 16;
     let data = rng.unit_vectors(200, dim);
     let index = DenseIndex::build(&data, dim, params(Quantization::Int8, 0), 3).unwrap();
@@ -190,7 +187,7 @@ fn validate_rejects_corrupted_ids_and_data() {
 #[test]
 fn validate_rejects_vector_data_that_is_not_whole_rows() {
     let dim = 16;
-    let data = Rng(7).unit_vectors(200, dim);
+    let data = Rng(SplitMix(7)).unit_vectors(200, dim);
     let params = params(Quantization::F32, 1_000);
     let mut bytes =
         postcard::to_allocvec(&DenseIndex::build(&data, dim, params, 3).unwrap()).unwrap();

@@ -39,12 +39,12 @@ enum Data {
 const LANES: usize = 8;
 
 /// `Σ a_i · b_i` over the common length.
-pub(super) fn dot(a: &[f32], b: &[f32]) -> f32 {
+pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
     dot_with(a, b, |x| x)
 }
 
 /// `Σ a_i · b_i` with `a` widened from i8.
-fn dot_i8(a: &[i8], b: &[f32]) -> f32 {
+pub(crate) fn dot_i8(a: &[i8], b: &[f32]) -> f32 {
     dot_with(a, b, f32::from)
 }
 
@@ -63,7 +63,44 @@ fn dot_with<T: Copy>(a: &[T], b: &[f32], widen: impl Fn(T) -> f32) -> f32 {
     acc.iter().sum::<f32>() + tail
 }
 
+/// Borrowed int8 vectors: `values` holds `len × dim` of them, row-major, and row `i`
+/// stands for `scales ⊙ row(i)`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Int8Rows<'a> {
+    /// Dimension of every row.
+    pub(crate) dim: usize,
+    /// Per-dimension scales, `dim` of them.
+    pub(crate) scales: &'a [f32],
+    /// The rows.
+    pub(crate) values: &'a [i8],
+}
+
+impl Int8Rows<'_> {
+    /// Number of rows.
+    pub(crate) fn len(&self) -> usize {
+        self.values.len().checked_div(self.dim).unwrap_or(0)
+    }
+
+    /// Row `i`, quantised.
+    pub(crate) fn row(&self, i: usize) -> &[i8] {
+        &self.values[i * self.dim..(i + 1) * self.dim]
+    }
+
+    /// Row `i`, dequantised.
+    pub(crate) fn get(&self, i: usize) -> Vec<f32> {
+        self.row(i).iter().zip(self.scales).map(|(&q, s)| f32::from(q) * s).collect()
+    }
+}
+
 impl Vectors {
+    /// The rows, when they are stored as int8.
+    pub(super) fn int8(&self) -> Option<Int8Rows<'_>> {
+        match &self.data {
+            Data::F32(_) => None,
+            Data::Int8 { scales, values } => Some(Int8Rows { dim: self.dim(), scales, values }),
+        }
+    }
+
     /// Stores `flat` (`len × dim`, row-major) with `quantization`.
     pub(super) fn new(flat: &[f32], dim: u32, quantization: Quantization) -> Self {
         let data = match quantization {

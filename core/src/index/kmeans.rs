@@ -1,0 +1,144 @@
+//! Spherical k-means over int8 vectors: the partitions of an inverted-file (IVF) index, so
+//! that a search scores the query against the centroids and then only the members of the
+//! partitions nearest it.
+//!
+//! Centroids start at vectors drawn with a seeded generator and move by Lloyd iterations
+//! (each vector goes to the centroid of largest dot product; a centroid becomes its members'
+//! normalised mean) over a sample of at most [`SAMPLE_PER_PARTITION`] vectors a partition. A
+//! centroid left without members takes the sampled vector its centroid serves worst. Every
+//! vector is then assigned to its nearest centroid. Work is `O(ITERATIONS × sample ×
+//! partitions × dim)`, then `O(len × partitions × dim)`; the same seed gives the same
+//! partitions on every platform.
+
+use super::dense::{Int8Rows, dot, dot_i8};
+
+/// Lloyd iterations.
+const ITERATIONS: usize = 12;
+/// Vectors sampled per partition for the iterations (all of them in smaller corpora).
+const SAMPLE_PER_PARTITION: usize = 64;
+
+/// Centroids (unit rows, `partitions × dim`) and the partition of each vector.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Partitions {
+    /// `partitions × dim` values.
+    pub(crate) centroids: Vec<f32>,
+    /// The partition of each vector.
+    pub(crate) assignment: Vec<u32>,
+}
+
+impl Partitions {
+    /// About `rows.len() / target` partitions (at least one) of `rows`; `seed` fixes the
+    /// initial centroids.
+    pub(crate) fn build(rows: &Int8Rows<'_>, target: usize, seed: u64) -> Self {
+        let (len, dim) = (rows.len(), rows.dim);
+        let count = (len / target.max(1)).clamp(1, len.max(1));
+        let mut random = SplitMix(seed);
+        let mut sample: Vec<usize> = (0..len).collect();
+        shuffle(&mut sample, &mut random);
+        sample.truncate(count.saturating_mul(SAMPLE_PER_PARTITION));
+        let mut centroids: Vec<f32> = Vec::with_capacity(count * dim);
+        for &i in sample.iter().take(count) {
+            centroids.extend(rows.get(i));
+        }
+        centroids.resize(count * dim, 0.0);
+        for _ in 0..ITERATIONS {
+            let prepared = prepare(&centroids, rows.scales);
+            let assigned: Vec<(usize, f32)> =
+                sample.iter().map(|&i| nearest(&prepared, dim, rows.row(i))).collect();
+            let mut sums = vec![0f32; count * dim];
+            let mut sizes = vec![0usize; count];
+            for (&i, &(p, _)) in sample.iter().zip(&assigned) {
+                sizes[p] += 1;
+                for (s, &x) in sums[p * dim..(p + 1) * dim].iter_mut().zip(rows.row(i)) {
+                    *s += f32::from(x);
+                }
+            }
+            for sum in sums.chunks_exact_mut(dim) {
+                sum.iter_mut().zip(rows.scales).for_each(|(s, scale)| *s *= scale);
+            }
+            let mut worst: Vec<usize> = (0..sample.len()).collect();
+            worst.sort_by(|&a, &b| assigned[a].1.total_cmp(&assigned[b].1).then(a.cmp(&b)));
+            let mut spare = worst.into_iter().map(|s| sample[s]);
+            for p in (0..count).filter(|&p| sizes[p] == 0) {
+                if let Some(i) = spare.next() {
+                    sums[p * dim..(p + 1) * dim].copy_from_slice(&rows.get(i));
+                }
+            }
+            sums.chunks_exact_mut(dim).for_each(normalise);
+            centroids = sums;
+        }
+        let prepared = prepare(&centroids, rows.scales);
+        let assignment = (0..len).map(|i| nearest(&prepared, dim, rows.row(i)).0 as u32).collect();
+        Self { centroids, assignment }
+    }
+}
+
+/// An order of `centroids` (`dim` values each) in which each is followed by the nearest of
+/// those not yet placed, from the first: partitions near one another in space end up near
+/// one another in a file, so the few a query probes coalesce into fewer reads.
+pub(crate) fn chain(centroids: &[f32], dim: usize) -> Vec<u32> {
+    let count = centroids.len().checked_div(dim).unwrap_or(0);
+    let row = |p: usize| &centroids[p * dim..(p + 1) * dim];
+    let mut left: Vec<usize> = (1..count).collect();
+    let mut order = Vec::with_capacity(count);
+    let mut at = 0;
+    if count > 0 {
+        order.push(0);
+    }
+    while !left.is_empty() {
+        let best = (0..left.len())
+            .max_by(|&a, &b| dot(row(at), row(left[a])).total_cmp(&dot(row(at), row(left[b]))))
+            .unwrap_or(0);
+        at = left.swap_remove(best);
+        order.push(at as u32);
+    }
+    order
+}
+
+/// Each centroid multiplied by the int8 scales, as [`dot_i8`] takes it.
+fn prepare(centroids: &[f32], scales: &[f32]) -> Vec<f32> {
+    let dim = scales.len().max(1);
+    centroids.chunks_exact(dim).flat_map(|c| c.iter().zip(scales).map(|(c, s)| c * s)).collect()
+}
+
+/// The prepared centroid of largest dot product with `row`, and that product.
+fn nearest(prepared: &[f32], dim: usize, row: &[i8]) -> (usize, f32) {
+    let mut best = (0, f32::NEG_INFINITY);
+    for (p, centroid) in prepared.chunks_exact(dim.max(1)).enumerate() {
+        let score = dot_i8(row, centroid);
+        if score > best.1 {
+            best = (p, score);
+        }
+    }
+    best
+}
+
+/// Scales `v` to unit length (a zero vector stays zero).
+fn normalise(v: &mut [f32]) {
+    let norm = dot(v, v).sqrt();
+    if norm > 0.0 {
+        v.iter_mut().for_each(|x| *x /= norm);
+    }
+}
+
+/// Fisher–Yates with `random`.
+fn shuffle<T>(items: &mut [T], random: &mut SplitMix) {
+    for i in (1..items.len()).rev() {
+        let j = (random.next() % (i as u64 + 1)) as usize;
+        items.swap(i, j);
+    }
+}
+
+/// SplitMix64 (Steele, Lea & Flood 2014): a seeded, portable source of random draws.
+pub(crate) struct SplitMix(pub(crate) u64);
+
+impl SplitMix {
+    /// The next draw.
+    pub(crate) fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+}
