@@ -8,8 +8,9 @@
 //! - **Centroids** (section `centroids`): a record per partition, in file order, packed whole
 //!   into slots (a postcard `Vec` per slot): the centroid, quantised to int8 with its own
 //!   scale, its member count, and where its list lies in the `lists` stream. A search reads
-//!   the whole section once (the cache keeps it); it weighs about `dim + 16` bytes a
-//!   partition, 1.5 % of the vectors at [`PARTITION`] vectors a partition.
+//!   the whole section (its slots stay in the page cache, within its budget) and checks it;
+//!   it weighs about `dim + 16` bytes a partition, 0.4 % of the lists at [`PARTITION`]
+//!   vectors a partition, but it grows with the corpus: 1.5 MB at 1M vectors.
 //! - **Lists** (section `lists`, a byte stream cut into slots): each partition's members'
 //!   chunk addresses (ascending, varint gaps), then their int8 rows in the same order.
 //!   Partitions follow a nearest-neighbour chain of their centroids ([`kmeans::chain`]), so
@@ -19,7 +20,8 @@
 //!
 //! The query is scored against every centroid; the `probe` nearest partitions are read, in
 //! one read of the slots they lie in, and every allowed member is scored as
-//! [`DenseIndex`] scores it (`(q ⊙ scales) · row`, the very same floats). So probing every
+//! [`DenseIndex`] scores it (`(q ⊙ scales) · row`, the very same floats; an f32 index is
+//! stored, and so scored, in its int8 form). So probing every
 //! partition is exact search, and a bundle of at most [`PARTITION`] vectors (one partition)
 //! always answers exactly. When fewer than `k` of the members read are allowed (a selective
 //! filter), twice as many partitions are probed, until `k` are found or all are read.
@@ -41,7 +43,8 @@
 //! Real queries sit far from their neighbours' centroids (one partition holds about half of
 //! the top 10), so a corpus this small must probe a third of it; ordering the partitions by
 //! the chain took a query's ranges at probe 16 from 11.3 (k-means order) to 6.8. The probe
-//! is a count, not a share: at 1M vectors the same 16 partitions read about the same bytes.
+//! is a count, not a share: at 1M vectors the same 16 partitions read about the same bytes
+//! of lists, but the centroids then weigh 1.5 MB, read by the first query.
 //!
 //! [`kmeans::chain`]: crate::index::kmeans::chain
 
@@ -75,8 +78,10 @@ pub const PARTITION: usize = 256;
 /// Partitions a search probes by default: 0.976 recall@10 on SciFact's real queries (see the
 /// [module docs](self)).
 pub const PROBE: u32 = 16;
-/// The longest list a reader accepts.
+/// The longest list a reader accepts, and the most bytes of lists read at once.
 const MAX_LIST: u64 = 64 << 20;
+/// The most partitions a reader accepts (a billion vectors at [`PARTITION`] a partition).
+const MAX_PARTITIONS: u32 = 1 << 22;
 
 /// Where the dense index lies in a paged file, and what its directory holds of it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -126,7 +131,7 @@ impl Ivf {
         params: IvfParams,
         seed: u64,
     ) -> Result<Self> {
-        if addresses.len() != index.len() || !addresses.is_sorted() {
+        if addresses.len() != index.len() || !addresses.windows(2).all(|w| w[0] < w[1]) {
             return Err(Error::Config(format!(
                 "{} ascending chunk addresses are needed for a dense index of {} chunks",
                 addresses.len(),
@@ -165,7 +170,7 @@ impl Ivf {
             let count = members.len() as u32;
             records.push(Centroid { scale, values: values.collect(), count, start, len });
         }
-        let centroids = writer.records("centroids", slot, &records, &mut Vec::new())?;
+        let (centroids, _) = writer.records("centroids", slot, &records)?;
         let lists = writer.stream("lists", slot, &stream)?;
         let too_many = || Error::Config("more than u32::MAX vectors".into());
         Ok(Self {
@@ -209,23 +214,37 @@ impl Ivf {
         let mut probe = probe.unwrap_or(self.probe).max(1) as usize;
         let (mut done, mut found) = (0, Vec::new());
         while done < nearest.len() {
-            let batch = &nearest[done..probe.min(nearest.len())];
-            let spans: Vec<(u64, u64)> =
-                batch.iter().map(|&(p, _)| (records[p].start, records[p].len)).collect();
-            let lists = file.stream(self.lists, &spans, MAX_LIST).await?;
-            for (&(p, _), bytes) in batch.iter().zip(&lists) {
-                let (addresses, rows) = decode(bytes, records[p].count, self.dim as usize)?;
-                let members = addresses.into_iter().zip(rows.chunks_exact(self.dim as usize));
-                for (chunk, row) in members.filter(|(address, _)| allow(*address)) {
-                    found.push(Scored { chunk, score: dot_i8(row, &prepared) });
+            // The next partitions to probe, in reads of at most MAX_LIST bytes.
+            let end = probe.min(nearest.len());
+            while done < end {
+                let mut bytes = 0;
+                let batch = nearest[done..end]
+                    .iter()
+                    .take_while(|&&(p, _)| {
+                        bytes += records[p].len;
+                        // The first always: a list is at most MAX_LIST bytes.
+                        bytes <= MAX_LIST || bytes == records[p].len
+                    })
+                    .map(|&(p, _)| p)
+                    .collect::<Vec<_>>();
+                let spans: Vec<(u64, u64)> =
+                    batch.iter().map(|&p| (records[p].start, records[p].len)).collect();
+                let lists = file.stream(self.lists, &spans, MAX_LIST).await?;
+                for (&p, bytes) in batch.iter().zip(&lists) {
+                    let (addresses, rows) = decode(bytes, records[p].count, self.dim as usize)?;
+                    let members = addresses.into_iter().zip(rows.chunks_exact(self.dim as usize));
+                    for (chunk, row) in members.filter(|(address, _)| allow(*address)) {
+                        found.push(Scored { chunk, score: dot_i8(row, &prepared) });
+                    }
                 }
+                done += batch.len();
             }
-            done += batch.len();
             if found.len() >= k {
                 break;
             }
             probe = probe.saturating_mul(2);
         }
+        let k = k.min(found.len());
         Ok(top_k(found, k))
     }
 
@@ -233,6 +252,13 @@ impl Ivf {
     /// lists one after the other, their members adding up to the chunks.
     async fn records<S: RangeSource, B>(&self, file: &PagedFile<S, B>) -> Result<Vec<Centroid>> {
         let slots = file.sections().get(self.centroids as usize).map_or(0, |s| s.slots);
+        // A slot holds at least one record.
+        if self.partitions > MAX_PARTITIONS || slots > self.partitions {
+            return Err(Error::Decode(format!(
+                "the dense index has {} partitions in {slots} slots",
+                self.partitions
+            )));
+        }
         let payloads = file.slots(self.centroids, &(0..slots).collect::<Vec<_>>()).await?;
         let mut records: Vec<Centroid> = Vec::new();
         for (slot, payload) in payloads.iter().enumerate() {
@@ -246,6 +272,8 @@ impl Ivf {
         let consistent = records.len() == self.partitions as usize
             && records.iter().all(|r| {
                 let ok = r.values.len() == self.dim as usize
+                    && r.scale.is_finite()
+                    && r.scale >= 0.0
                     && r.start == end
                     && r.len <= MAX_LIST
                     && u64::from(r.count) * u64::from(self.dim) <= r.len;
@@ -254,7 +282,8 @@ impl Ivf {
             })
             && members == u64::from(self.chunks)
             && self.dim > 0
-            && self.scales.len() == self.dim as usize;
+            && self.scales.len() == self.dim as usize
+            && self.scales.iter().all(|s| s.is_finite() && *s >= 0.0);
         if !consistent {
             return Err(Error::Decode(format!(
                 "the dense index's {} centroid records do not add up to {} partitions of {} \
@@ -268,7 +297,8 @@ impl Ivf {
     }
 }
 
-/// Appends the list of `members` (chunk indices, ascending) to `stream`.
+/// Appends the list of `members` (chunk indices, ascending, at ascending addresses) to
+/// `stream`.
 fn list(stream: &mut Vec<u8>, rows: &Int8Rows<'_>, addresses: &[u32], members: &[usize]) {
     let mut previous = 0;
     for &chunk in members {
@@ -284,14 +314,18 @@ fn list(stream: &mut Vec<u8>, rows: &Int8Rows<'_>, addresses: &[u32], members: &
 fn decode(bytes: &[u8], count: u32, dim: usize) -> Result<(Vec<u32>, Vec<i8>)> {
     let bad = || Error::Decode("a list of the dense index does not decode".into());
     let mut at = bytes;
-    // Each member takes at least `dim` bytes of row, checked against the record's length.
-    let mut addresses = Vec::with_capacity(count as usize);
+    // Each member takes at least a byte of address.
+    let mut addresses = Vec::with_capacity((count as usize).min(bytes.len()));
     let mut address = 0u32;
-    for _ in 0..count {
-        address = varint::take_gap(&mut at, address).ok_or_else(bad)?;
+    for i in 0..count {
+        let next = varint::take_gap(&mut at, address).ok_or_else(bad)?;
+        if i > 0 && next == address {
+            return Err(bad());
+        }
+        address = next;
         addresses.push(address);
     }
-    if at.len() != count as usize * dim {
+    if Some(at.len()) != (count as usize).checked_mul(dim) {
         return Err(bad());
     }
     Ok((addresses, at.iter().map(|&x| x as i8).collect()))
@@ -305,10 +339,20 @@ mod tests {
     /// A file of one partition of dimension 2 whose record is `record` and whose lists stream
     /// is `stream`, indexing `chunks` chunks.
     fn file_with(record: Centroid, stream: &[u8], chunks: u32) -> PagedFile<InMemory, Ivf> {
+        file_of(record, stream, chunks, 1)
+    }
+
+    /// [`file_with`], its directory claiming `partitions` partitions.
+    fn file_of(
+        record: Centroid,
+        stream: &[u8],
+        chunks: u32,
+        partitions: u32,
+    ) -> PagedFile<InMemory, Ivf> {
         let mut writer = PagedWriter::new();
-        let centroids = writer.records("centroids", 4096, &[record], &mut Vec::new()).unwrap();
+        let (centroids, _) = writer.records("centroids", 4096, &[record]).unwrap();
         let lists = writer.stream("lists", 4096, stream).unwrap();
-        let (scales, partitions, probe) = (vec![0.01, 0.01], 1, 1);
+        let (scales, probe) = (vec![0.01, 0.01], 1);
         let ivf = Ivf { dim: 2, scales, chunks, partitions, probe, centroids, lists };
         let bytes = writer.finish(ivf, VERSION, VERSION).unwrap();
         now(PagedFile::open(InMemory(bytes), 1 << 20)).unwrap()
@@ -346,5 +390,15 @@ mod tests {
         assert!(error.contains(bad), "{error}");
         let error = search(&file_with(record(2, 5), &list, 2)).unwrap_err().to_string();
         assert!(error.contains(bad), "{error}");
+        // The same chunk twice.
+        let twice = [5, 0, 100, 0, 0, 127];
+        let error = search(&file_with(record(2, 6), &twice, 2)).unwrap_err().to_string();
+        assert!(error.contains(bad), "{error}");
+        // More slots of records than partitions, or more partitions than any reader takes.
+        for partitions in [0, MAX_PARTITIONS + 1] {
+            let file = file_of(record(2, 6), &list, 2, partitions);
+            let error = search(&file).unwrap_err().to_string();
+            assert!(error.contains("partitions in 1 slots"), "{error}");
+        }
     }
 }

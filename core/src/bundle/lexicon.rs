@@ -156,8 +156,7 @@ impl Lexicon {
             }
             entries.push(Entry { term: term.clone(), df, blocks });
         }
-        let mut firsts = Vec::new();
-        let dictionary = writer.records("dictionary", slot, &entries, &mut firsts)?;
+        let (dictionary, firsts) = writer.records("dictionary", slot, &entries)?;
         let routes = firsts.into_iter().map(|first| entries[first].term.clone()).collect();
         let postings = writer.stream("postings", slot, &stream)?;
         let chunks = u32::try_from(index.len())

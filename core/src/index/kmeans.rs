@@ -86,9 +86,8 @@ pub(crate) fn chain(centroids: &[f32], dim: usize) -> Vec<u32> {
         order.push(0);
     }
     while !left.is_empty() {
-        let best = (0..left.len())
-            .max_by(|&a, &b| dot(row(at), row(left[a])).total_cmp(&dot(row(at), row(left[b]))))
-            .unwrap_or(0);
+        let scores = left.iter().map(|&p| dot(row(at), row(p)));
+        let best = scores.enumerate().max_by(|a, b| a.1.total_cmp(&b.1)).map_or(0, |(i, _)| i);
         at = left.swap_remove(best);
         order.push(at as u32);
     }
@@ -140,5 +139,50 @@ impl SplitMix {
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         z ^ (z >> 31)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 60 rows of dimension 4 in three tight groups around three axes, interleaved.
+    fn rows() -> Vec<i8> {
+        let mut random = SplitMix(9);
+        let mut values = Vec::new();
+        for i in 0..60 {
+            let mut row = [0i8; 4];
+            for x in &mut row {
+                *x = (random.next() % 9) as i8 - 4;
+            }
+            row[i % 3] = 100;
+            values.extend(row);
+        }
+        values
+    }
+
+    #[test]
+    fn groups_become_partitions_and_the_seed_fixes_them() {
+        let values = rows();
+        let scales = [0.01; 4];
+        let rows = Int8Rows { dim: 4, scales: &scales, values: &values };
+        let partitions = Partitions::build(&rows, 20, 1);
+        assert_eq!(partitions.centroids.len(), 3 * 4);
+        // Each group in a partition of its own.
+        for i in 0..60 {
+            assert_eq!(partitions.assignment[i], partitions.assignment[i % 3], "row {i}");
+        }
+        let mut distinct = partitions.assignment[..3].to_vec();
+        distinct.sort_unstable();
+        assert_eq!(distinct, [0, 1, 2]);
+        assert_eq!(Partitions::build(&rows, 20, 1), partitions);
+        // Fewer rows than a partition: one partition; none: one empty centroid.
+        assert_eq!(Partitions::build(&rows, 1000, 1).assignment, vec![0; 60]);
+        let none = Int8Rows { dim: 4, scales: &scales, values: &[] };
+        assert!(Partitions::build(&none, 20, 1).assignment.is_empty());
+        // The chain visits every centroid once.
+        let mut order = chain(&partitions.centroids, 4);
+        order.sort_unstable();
+        assert_eq!(order, [0, 1, 2]);
     }
 }

@@ -15,6 +15,11 @@ use crate::{Error, Result};
 
 /// The format version of paged files.
 pub const VERSION: u16 = 4;
+/// The most bytes one [`PagedFile::stream`] call reads.
+pub const MAX_STREAM_READ: u64 = 256 << 20;
+/// The smallest slot payload a stream is read from (and [`super::PagedWriter::stream`]
+/// writes).
+pub const MIN_STREAM_SLOT: u64 = 1 << 10;
 /// Bytes read at once on opening: the header and, for any but the largest corpora, the whole
 /// directory.
 pub const OPEN_READ: u64 = 64 << 10;
@@ -194,9 +199,9 @@ impl<S: RangeSource, B> PagedFile<S, B> {
     /// they lie in read together as [`slots`](Self::slots) reads them.
     ///
     /// # Errors
-    /// [`Error::Decode`] for a span longer than `longest` bytes or past the section's end, or
-    /// for a section whose slots hold less than 1 KB each (too many to read for a span); as
-    /// [`slots`](Self::slots).
+    /// [`Error::Decode`] for a span longer than `longest` bytes or past the section's end,
+    /// spans adding up to more than [`MAX_STREAM_READ`] bytes, or a section whose slots hold
+    /// less than 1 KB each (too many to read for a span); as [`slots`](Self::slots).
     ///
     /// [`PagedWriter::stream`]: super::PagedWriter::stream
     pub async fn stream(
@@ -209,15 +214,20 @@ impl<S: RangeSource, B> PagedFile<S, B> {
         let name = listed.map_or("?", |s| s.name.as_str());
         let capacity = listed.map_or(0, SectionRef::capacity) as u64;
         let slot_count = listed.map_or(0, |s| u64::from(s.slots));
-        if capacity < 1024 && slot_count > 0 {
-            return Err(Error::Decode(format!("section {name:?} has slots too small to stream")));
-        }
         let past = |start: u64| {
             Error::Decode(format!("bytes at {start} of section {name:?} lie past its end"))
         };
+        let total = spans.iter().fold(0u64, |total, &(_, len)| total.saturating_add(len));
+        if total > MAX_STREAM_READ {
+            return Err(Error::Decode(format!("{total} bytes of section {name:?} asked at once")));
+        }
+        if capacity < MIN_STREAM_SLOT && total > 0 {
+            return Err(Error::Decode(format!("section {name:?} has slots too small to stream")));
+        }
+        // At most MAX_STREAM_READ / MIN_STREAM_SLOT slots, plus one a span.
         let mut slots: Vec<u32> = Vec::new();
-        for &(start, len) in spans {
-            let last = start.saturating_add(len).saturating_sub(1).max(start) / capacity.max(1);
+        for &(start, len) in spans.iter().filter(|&&(_, len)| len > 0) {
+            let last = start.saturating_add(len - 1) / capacity;
             if len > longest || last >= slot_count {
                 return Err(past(start));
             }
@@ -229,7 +239,7 @@ impl<S: RangeSource, B> PagedFile<S, B> {
         let payloads = self.slots(section, &slots).await?;
         let from = |at: u64| -> Option<&[u8]> {
             let i = slots.binary_search(&u32::try_from(at / capacity).ok()?).ok()?;
-            payloads[i].get((at % capacity) as usize..)
+            payloads[i].get((at % capacity) as usize..).filter(|rest| !rest.is_empty())
         };
         spans
             .iter()

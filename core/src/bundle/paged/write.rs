@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use super::merkle::{self, Tree};
-use super::{Directory, MAX_SLOT, SectionRef};
+use super::{Directory, MAX_SLOT, MIN_STREAM_SLOT, SectionRef};
 use crate::bundle::varint;
 use crate::{Error, Result};
 
@@ -80,20 +80,22 @@ impl PagedWriter {
     }
 
     /// Adds a section named `name` holding `bytes` as one byte stream, cut into the payloads
-    /// of `slot`-byte slots (what [`PagedFile::stream`] reads back); returns its index.
+    /// of `slot`-byte slots (what [`PagedFile::stream`] reads back; at least 2 KB, so that
+    /// any proof leaves [`MIN_STREAM_SLOT`] bytes of payload); returns its index.
     ///
     /// # Errors
     /// As [`section`](Self::section).
     ///
     /// [`PagedFile::stream`]: super::PagedFile::stream
     pub fn stream(&mut self, name: &str, slot: u32, bytes: &[u8]) -> Result<u32> {
+        let slot = slot.max(2 * MIN_STREAM_SLOT as u32);
         self.section(name, slot, |capacity| Ok(bytes.chunks(capacity).collect()))
     }
 
     /// Adds a section named `name` holding `records` packed whole into slots of `slot` bytes
     /// (more where one record needs it), in order: each payload is the postcard encoding of a
-    /// `Vec` of the records it holds. `firsts` receives the index of each slot's first record.
-    /// Returns the section's index.
+    /// `Vec` of the records it holds. Returns the section's index and the index of each slot's
+    /// first record.
     ///
     /// # Errors
     /// [`Error::Config`] if a record cannot be encoded; as [`section`](Self::section).
@@ -102,8 +104,7 @@ impl PagedWriter {
         name: &str,
         slot: u32,
         records: &[T],
-        firsts: &mut Vec<usize>,
-    ) -> Result<u32> {
+    ) -> Result<(u32, Vec<usize>)> {
         let encoded = records
             .iter()
             .map(postcard::to_allocvec)
@@ -113,11 +114,13 @@ impl PagedWriter {
         // Room for the record, the count before it and a proof of 32 levels.
         let needed = longest + 16 + 32 * merkle::HASH_LEN;
         let slot = slot.max(u32::try_from(needed.next_power_of_two()).unwrap_or(u32::MAX));
-        self.section(name, slot, |capacity| {
+        let mut firsts = Vec::new();
+        let index = self.section(name, slot, |capacity| {
             let (payloads, starts) = pack(&encoded, capacity);
-            *firsts = starts;
+            firsts = starts;
             Ok(payloads)
-        })
+        })?;
+        Ok((index, firsts))
     }
 
     /// The file: header (`version`, `min_reader`), the directory holding `body` and the
