@@ -3,8 +3,8 @@
 //! bundle. A target fails (and libFuzzer keeps the input) when one of these panics.
 
 use edgerag_core::answer::{Answerer, AskOptions};
-use edgerag_core::bundle::paged::{self, merkle};
 use edgerag_core::bundle::ivf::Ivf;
+use edgerag_core::bundle::paged::{self, merkle};
 use edgerag_core::bundle::{ChunkStore, HEADER_LEN, Lexicon};
 use edgerag_core::chunk::{self, CharSizer};
 use edgerag_core::load::BlockKind;

@@ -2,13 +2,22 @@
 //! that a search scores the query against the centroids and then only the members of the
 //! partitions nearest it.
 //!
-//! Centroids start at vectors drawn with a seeded generator and move by Lloyd iterations
-//! (each vector goes to the centroid of largest dot product; a centroid becomes its members'
-//! normalised mean) over a sample of at most [`SAMPLE_PER_PARTITION`] vectors a partition. A
-//! centroid left without members takes the sampled vector its centroid serves worst. Every
+//! Centroids start at vectors drawn by k-means++ with a seeded generator and move by Lloyd
+//! iterations (each vector goes to the centroid of largest dot product; a centroid becomes
+//! its members' normalised mean) over a sample of at most [`SAMPLE_PER_PARTITION`] vectors a
+//! partition. A centroid left without members takes the sampled vector its centroid serves
+//! worst. Every
 //! vector is then assigned to its nearest centroid. Work is `O(ITERATIONS × sample ×
 //! partitions × dim)`, then `O(len × partitions × dim)`; the same seed gives the same
 //! partitions on every platform.
+//!
+//! The sample grows with the partitions, so one level costs their square: about 8 s for
+//! 390 partitions of 100k vectors, and a hundred times that at 1M. Above [`FLAT_UP_TO`]
+//! partitions, k-means therefore runs in two levels: `√partitions` groups over the sample,
+//! then each group's share of the partitions over its part of the sample; a vector goes to
+//! its nearest group, then to the nearest partition in it (as hierarchical k-means does,
+//! a vector near a group's border can miss its nearest partition). Work is then
+//! `O(ITERATIONS × sample × √partitions × dim)` and `O(len × √partitions × dim)`.
 
 use super::dense::{Int8Rows, dot, dot_i8};
 
@@ -16,6 +25,8 @@ use super::dense::{Int8Rows, dot, dot_i8};
 const ITERATIONS: usize = 12;
 /// Vectors sampled per partition for the iterations (all of them in smaller corpora).
 const SAMPLE_PER_PARTITION: usize = 64;
+/// Partitions up to which k-means runs in one level.
+const FLAT_UP_TO: usize = 256;
 
 /// Centroids (unit rows, `partitions × dim`) and the partition of each vector.
 #[derive(Debug, Clone, PartialEq)]
@@ -28,49 +39,120 @@ pub(crate) struct Partitions {
 
 impl Partitions {
     /// About `rows.len() / target` partitions (at least one) of `rows`; `seed` fixes the
-    /// initial centroids.
+    /// initial centroids. Above [`FLAT_UP_TO`] partitions, k-means runs in two levels (see
+    /// the [module docs](self)).
     pub(crate) fn build(rows: &Int8Rows<'_>, target: usize, seed: u64) -> Self {
+        Self::build_with(rows, target, seed, FLAT_UP_TO)
+    }
+
+    /// [`build`](Self::build), in two levels above `flat_up_to` partitions.
+    fn build_with(rows: &Int8Rows<'_>, target: usize, seed: u64, flat_up_to: usize) -> Self {
         let (len, dim) = (rows.len(), rows.dim);
         let count = (len / target.max(1)).clamp(1, len.max(1));
         let mut random = SplitMix(seed);
         let mut sample: Vec<usize> = (0..len).collect();
         shuffle(&mut sample, &mut random);
         sample.truncate(count.saturating_mul(SAMPLE_PER_PARTITION));
-        let mut centroids: Vec<f32> = Vec::with_capacity(count * dim);
-        for &i in sample.iter().take(count) {
-            centroids.extend(rows.get(i));
-        }
-        centroids.resize(count * dim, 0.0);
-        for _ in 0..ITERATIONS {
+        if count <= flat_up_to {
+            let centroids = lloyd(rows, &sample, count, &mut random);
             let prepared = prepare(&centroids, rows.scales);
-            let assigned: Vec<(usize, f32)> =
-                sample.iter().map(|&i| nearest(&prepared, dim, rows.row(i))).collect();
-            let mut sums = vec![0f32; count * dim];
-            let mut sizes = vec![0usize; count];
-            for (&i, &(p, _)) in sample.iter().zip(&assigned) {
-                sizes[p] += 1;
-                for (s, &x) in sums[p * dim..(p + 1) * dim].iter_mut().zip(rows.row(i)) {
-                    *s += f32::from(x);
-                }
-            }
-            for sum in sums.chunks_exact_mut(dim) {
-                sum.iter_mut().zip(rows.scales).for_each(|(s, scale)| *s *= scale);
-            }
-            let mut worst: Vec<usize> = (0..sample.len()).collect();
-            worst.sort_by(|&a, &b| assigned[a].1.total_cmp(&assigned[b].1).then(a.cmp(&b)));
-            let mut spare = worst.into_iter().map(|s| sample[s]);
-            for p in (0..count).filter(|&p| sizes[p] == 0) {
-                if let Some(i) = spare.next() {
-                    sums[p * dim..(p + 1) * dim].copy_from_slice(&rows.get(i));
-                }
-            }
-            sums.chunks_exact_mut(dim).for_each(normalise);
-            centroids = sums;
+            let assignment =
+                (0..len).map(|i| nearest(&prepared, dim, rows.row(i)).0 as u32).collect();
+            return Self { centroids, assignment };
         }
+        // Groups, then each group's share of the partitions over its part of the sample.
+        let groups = count.isqrt().max(1);
+        let top = prepare(&lloyd(rows, &sample, groups, &mut random), rows.scales);
+        let mut members: Vec<Vec<usize>> = vec![Vec::new(); groups];
+        for &i in &sample {
+            members[nearest(&top, dim, rows.row(i)).0].push(i);
+        }
+        let (mut centroids, mut firsts) = (Vec::with_capacity(count * dim), Vec::new());
+        for part in &members {
+            let share = (count * part.len()).div_ceil(sample.len().max(1)).max(1);
+            firsts.push(centroids.len() / dim.max(1));
+            centroids.extend(lloyd(rows, part, share.min(part.len().max(1)), &mut random));
+        }
+        firsts.push(centroids.len() / dim.max(1));
         let prepared = prepare(&centroids, rows.scales);
-        let assignment = (0..len).map(|i| nearest(&prepared, dim, rows.row(i)).0 as u32).collect();
+        let assignment = (0..len)
+            .map(|i| {
+                let (row, g) = (rows.row(i), nearest(&top, dim, rows.row(i)).0);
+                let within = &prepared[firsts[g] * dim..firsts[g + 1] * dim];
+                (firsts[g] + nearest(within, dim, row).0) as u32
+            })
+            .collect();
         Self { centroids, assignment }
     }
+}
+
+/// `count` unit centroids of the rows `sample` by Lloyd iterations from a k-means++ start
+/// (zero rows where there are fewer rows than centroids).
+fn lloyd(rows: &Int8Rows<'_>, sample: &[usize], count: usize, random: &mut SplitMix) -> Vec<f32> {
+    let dim = rows.dim;
+    let mut centroids = seeds(rows, sample, count, random);
+    centroids.resize(count * dim, 0.0);
+    for _ in 0..ITERATIONS {
+        let prepared = prepare(&centroids, rows.scales);
+        let assigned: Vec<(usize, f32)> =
+            sample.iter().map(|&i| nearest(&prepared, dim, rows.row(i))).collect();
+        let mut sums = vec![0f32; count * dim];
+        let mut sizes = vec![0usize; count];
+        for (&i, &(p, _)) in sample.iter().zip(&assigned) {
+            sizes[p] += 1;
+            for (s, &x) in sums[p * dim..(p + 1) * dim].iter_mut().zip(rows.row(i)) {
+                *s += f32::from(x);
+            }
+        }
+        for sum in sums.chunks_exact_mut(dim) {
+            sum.iter_mut().zip(rows.scales).for_each(|(s, scale)| *s *= scale);
+        }
+        // Centroids left without members take the sampled rows worst served by theirs.
+        let mut worst: Vec<usize> = (0..sample.len()).collect();
+        worst.sort_by(|&a, &b| assigned[a].1.total_cmp(&assigned[b].1).then(a.cmp(&b)));
+        let mut spare = worst.into_iter().map(|s| sample[s]);
+        for p in (0..count).filter(|&p| sizes[p] == 0) {
+            if let Some(i) = spare.next() {
+                sums[p * dim..(p + 1) * dim].copy_from_slice(&rows.get(i));
+            }
+        }
+        sums.chunks_exact_mut(dim).for_each(normalise);
+        centroids = sums;
+    }
+    centroids
+}
+
+/// k-means++ seeding (Arthur & Vassilvitskii 2007): the first centroid a row of `sample`
+/// drawn at random, each next one drawn with a probability proportional to its distance
+/// (`1 − cos`, squared) to the nearest centroid drawn so far; at most `count`, fewer when
+/// every row is already a centroid.
+fn seeds(rows: &Int8Rows<'_>, sample: &[usize], count: usize, random: &mut SplitMix) -> Vec<f32> {
+    let mut centroids: Vec<f32> = Vec::with_capacity(count * rows.dim);
+    let Some(&first) = sample.get(random.next() as usize % sample.len().max(1)) else {
+        return centroids;
+    };
+    centroids.extend(rows.get(first));
+    let mut nearest = vec![f32::MAX; sample.len()];
+    for c in 1..count {
+        let last = prepare(&centroids[(c - 1) * rows.dim..], rows.scales);
+        for (d, &i) in nearest.iter_mut().zip(sample) {
+            let distance = (1.0 - dot_i8(rows.row(i), &last)).max(0.0);
+            *d = d.min(distance * distance);
+        }
+        let total: f64 = nearest.iter().map(|&d| f64::from(d)).sum();
+        if total <= 0.0 {
+            break;
+        }
+        // A draw in [0, total), then the row whose share of it holds the draw.
+        let mut draw = (random.next() >> 11) as f64 / (1u64 << 53) as f64 * total;
+        let pick = nearest.iter().position(|&d| {
+            draw -= f64::from(d);
+            draw < 0.0
+        });
+        let i = sample[pick.unwrap_or(sample.len() - 1)];
+        centroids.extend(rows.get(i));
+    }
+    centroids
 }
 
 /// An order of `centroids` (`dim` values each) in which each is followed by the nearest of
@@ -146,43 +228,61 @@ impl SplitMix {
 mod tests {
     use super::*;
 
-    /// 60 rows of dimension 4 in three tight groups around three axes, interleaved.
-    fn rows() -> Vec<i8> {
+    /// `groups × 20` rows of dimension `groups` in tight groups around the axes, interleaved.
+    fn rows(groups: usize) -> Vec<i8> {
         let mut random = SplitMix(9);
         let mut values = Vec::new();
-        for i in 0..60 {
-            let mut row = [0i8; 4];
+        for i in 0..groups * 20 {
+            let mut row = vec![0i8; groups];
             for x in &mut row {
                 *x = (random.next() % 9) as i8 - 4;
             }
-            row[i % 3] = 100;
+            row[i % groups] = 100;
             values.extend(row);
         }
         values
     }
 
+    /// Asserts that each of the `groups` groups of `rows` is a partition of its own.
+    fn assert_grouped(partitions: &Partitions, groups: usize) {
+        for (i, p) in partitions.assignment.iter().enumerate() {
+            assert_eq!(*p, partitions.assignment[i % groups], "row {i}");
+        }
+        let mut distinct = partitions.assignment[..groups].to_vec();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert_eq!(distinct.len(), groups, "{:?}", partitions.assignment);
+    }
+
     #[test]
     fn groups_become_partitions_and_the_seed_fixes_them() {
-        let values = rows();
-        let scales = [0.01; 4];
-        let rows = Int8Rows { dim: 4, scales: &scales, values: &values };
-        let partitions = Partitions::build(&rows, 20, 1);
-        assert_eq!(partitions.centroids.len(), 3 * 4);
-        // Each group in a partition of its own.
-        for i in 0..60 {
-            assert_eq!(partitions.assignment[i], partitions.assignment[i % 3], "row {i}");
+        let values = rows(3);
+        let scales = [0.01; 3];
+        let rows = Int8Rows { dim: 3, scales: &scales, values: &values };
+        for seed in 0..10 {
+            assert_grouped(&Partitions::build(&rows, 20, seed), 3);
         }
-        let mut distinct = partitions.assignment[..3].to_vec();
-        distinct.sort_unstable();
-        assert_eq!(distinct, [0, 1, 2]);
+        let partitions = Partitions::build(&rows, 20, 1);
+        assert_eq!(partitions.centroids.len(), 3 * 3);
         assert_eq!(Partitions::build(&rows, 20, 1), partitions);
         // Fewer rows than a partition: one partition; none: one empty centroid.
         assert_eq!(Partitions::build(&rows, 1000, 1).assignment, vec![0; 60]);
-        let none = Int8Rows { dim: 4, scales: &scales, values: &[] };
+        let none = Int8Rows { dim: 3, scales: &scales, values: &[] };
         assert!(Partitions::build(&none, 20, 1).assignment.is_empty());
         // The chain visits every centroid once.
-        let mut order = chain(&partitions.centroids, 4);
+        let mut order = chain(&partitions.centroids, 3);
         order.sort_unstable();
         assert_eq!(order, [0, 1, 2]);
+    }
+
+    #[test]
+    fn two_levels_find_the_same_groups() {
+        let values = rows(8);
+        let scales = [0.01; 8];
+        let rows = Int8Rows { dim: 8, scales: &scales, values: &values };
+        // 8 partitions: 2 groups of about 4, whatever the seed.
+        for seed in 0..10 {
+            assert_grouped(&Partitions::build_with(&rows, 20, seed, 1), 8);
+        }
     }
 }
