@@ -30,8 +30,9 @@ test: setup lint test-native test-wasm test-web test-browser test-worker test-fu
 	@echo "make test: all layers passed"
 
 .PHONY: lint
-lint: ## rustfmt and clippy (warnings are errors)
+lint: ## rustfmt (the workspace and the fuzz crate, which is outside it) and clippy (warnings are errors)
 	$(CARGO) fmt --all -- --check
+	$(CARGO) fmt --manifest-path fuzz/Cargo.toml -- --check
 	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
 	$(CARGO) clippy -p edgerag-core --lib --no-default-features --locked -- -D warnings
 
@@ -125,9 +126,8 @@ fuzz: models ## Every fuzz target for FUZZ_SECONDS (600) each (FUZZ_TARGETS pick
 	scripts/fuzz.sh --seconds $(FUZZ_SECONDS) --record --minimize $(FUZZ_TARGETS)
 
 .PHONY: test-fuzz
-test-fuzz: models ## Every fuzz target for 20 s on its saved corpus (regressions), and the fuzz crate's formatting
+test-fuzz: models ## Every fuzz target for 20 s on its saved corpus (regressions)
 	scripts/setup.sh fuzz
-	$(CARGO) fmt --manifest-path fuzz/Cargo.toml -- --check
 	scripts/fuzz.sh --seconds 20 $(FUZZ_TARGETS)
 
 # ── The browser: the npm package (web/), the demo site (www/), their tests under Node and in Chromium ──
