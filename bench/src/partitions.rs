@@ -65,9 +65,9 @@ pub(super) fn measure(
     let ivf = Ivf::write(&mut writer, dense, &addresses, SLOT, IvfParams::default(), SEED)?;
     let build_seconds = start.elapsed().as_secs_f64();
     let bytes = writer.finish(ivf, VERSION, VERSION)?;
-    let open = |budget| ready(PagedFile::<_, Ivf>::open(InMemory(bytes.clone()), budget));
+    let open = || ready(PagedFile::<_, Ivf>::open(InMemory(bytes.clone()), 64 << 20));
     let (exact, _) = timed_searches(&queries, |q| dense.search_exact(q, 10, |_| true))?;
-    let warm = open(64 << 20)?;
+    let warm = open()?;
     let mut probes = Vec::new();
     for probe in PROBES {
         let search = |file: &PagedFile<InMemory, Ivf>, q: &[f32]| {
@@ -75,7 +75,7 @@ pub(super) fn measure(
         };
         let (mut ranges, mut read) = (0u64, 0u64);
         for &q in &queries {
-            let cold = open(64 << 20)?;
+            let cold = open()?;
             let opened = cold.io();
             search(&cold, q)?;
             ranges += cold.io().requests - opened.requests;
