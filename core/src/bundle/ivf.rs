@@ -55,7 +55,7 @@ use serde::{Deserialize, Serialize};
 
 use super::paged::{PagedFile, PagedWriter, RangeSource};
 use super::varint;
-use crate::index::dense::{DenseIndex, Int8Rows, Quantization, dot_i8};
+use crate::index::dense::{DenseIndex, Int8Rows, Quantization, dot_i8, scaled};
 use crate::index::kmeans::{Partitions, chain};
 use crate::index::{Scored, top_k};
 use crate::{Error, Result};
@@ -213,7 +213,7 @@ impl Ivf {
         let mut nearest: Vec<(usize, f32)> =
             records.iter().map(|r| r.scale * dot_i8(&r.values, query)).enumerate().collect();
         nearest.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        let prepared: Vec<f32> = query.iter().zip(&self.scales).map(|(q, s)| q * s).collect();
+        let prepared = scaled(query, &self.scales);
         let mut probe = probe.unwrap_or(self.probe).max(1) as usize;
         let (mut done, mut found) = (0, Vec::new());
         while done < nearest.len() {
@@ -247,7 +247,6 @@ impl Ivf {
             }
             probe = probe.saturating_mul(2);
         }
-        let k = k.min(found.len());
         Ok(top_k(found, k))
     }
 

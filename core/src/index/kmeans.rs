@@ -19,7 +19,7 @@
 //! a vector near a group's border can miss its nearest partition). Work is then
 //! `O(ITERATIONS × sample × √partitions × dim)` and `O(len × √partitions × dim)`.
 
-use super::dense::{Int8Rows, dot, dot_i8};
+use super::dense::{Int8Rows, dot, dot_i8, scaled};
 
 /// Lloyd iterations.
 const ITERATIONS: usize = 12;
@@ -55,14 +55,14 @@ impl Partitions {
         sample.truncate(count.saturating_mul(SAMPLE_PER_PARTITION));
         if count <= flat_up_to {
             let centroids = lloyd(rows, &sample, count, &mut random);
-            let prepared = prepare(&centroids, rows.scales);
+            let prepared = scaled(&centroids, rows.scales);
             let assignment =
                 (0..len).map(|i| nearest(&prepared, dim, rows.row(i)).0 as u32).collect();
             return Self { centroids, assignment };
         }
         // Groups, then each group's share of the partitions over its part of the sample.
         let groups = count.isqrt().max(1);
-        let top = prepare(&lloyd(rows, &sample, groups, &mut random), rows.scales);
+        let top = scaled(&lloyd(rows, &sample, groups, &mut random), rows.scales);
         let mut members: Vec<Vec<usize>> = vec![Vec::new(); groups];
         for &i in &sample {
             members[nearest(&top, dim, rows.row(i)).0].push(i);
@@ -74,7 +74,7 @@ impl Partitions {
             centroids.extend(lloyd(rows, part, share.min(part.len().max(1)), &mut random));
         }
         firsts.push(centroids.len() / dim.max(1));
-        let prepared = prepare(&centroids, rows.scales);
+        let prepared = scaled(&centroids, rows.scales);
         let assignment = (0..len)
             .map(|i| {
                 let (row, g) = (rows.row(i), nearest(&top, dim, rows.row(i)).0);
@@ -93,7 +93,7 @@ fn lloyd(rows: &Int8Rows<'_>, sample: &[usize], count: usize, random: &mut Split
     let mut centroids = seeds(rows, sample, count, random);
     centroids.resize(count * dim, 0.0);
     for _ in 0..ITERATIONS {
-        let prepared = prepare(&centroids, rows.scales);
+        let prepared = scaled(&centroids, rows.scales);
         let assigned: Vec<(usize, f32)> =
             sample.iter().map(|&i| nearest(&prepared, dim, rows.row(i))).collect();
         let mut sums = vec![0f32; count * dim];
@@ -134,7 +134,7 @@ fn seeds(rows: &Int8Rows<'_>, sample: &[usize], count: usize, random: &mut Split
     centroids.extend(rows.get(first));
     let mut nearest = vec![f32::MAX; sample.len()];
     for c in 1..count {
-        let last = prepare(&centroids[(c - 1) * rows.dim..], rows.scales);
+        let last = scaled(&centroids[(c - 1) * rows.dim..], rows.scales);
         for (d, &i) in nearest.iter_mut().zip(sample) {
             let distance = (1.0 - dot_i8(rows.row(i), &last)).max(0.0);
             *d = d.min(distance * distance);
@@ -174,12 +174,6 @@ pub(crate) fn chain(centroids: &[f32], dim: usize) -> Vec<u32> {
         order.push(at as u32);
     }
     order
-}
-
-/// Each centroid multiplied by the int8 scales, as [`dot_i8`] takes it.
-fn prepare(centroids: &[f32], scales: &[f32]) -> Vec<f32> {
-    let dim = scales.len().max(1);
-    centroids.chunks_exact(dim).flat_map(|c| c.iter().zip(scales).map(|(c, s)| c * s)).collect()
 }
 
 /// The prepared centroid of largest dot product with `row`, and that product.

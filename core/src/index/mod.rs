@@ -38,7 +38,9 @@ pub(crate) fn top_k(scores: impl IntoIterator<Item = Scored>, k: usize) -> Vec<S
     if k == 0 {
         return Vec::new();
     }
-    let mut heap = BinaryHeap::with_capacity(k + 1);
+    let scores = scores.into_iter();
+    // Room for what there is, not for any `k` a caller asks.
+    let mut heap = BinaryHeap::with_capacity(k.min(scores.size_hint().0).saturating_add(1));
     for s in scores {
         heap.push(Reverse(Entry(s)));
         if heap.len() > k {

@@ -43,6 +43,18 @@ pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
     dot_with(a, b, |x| x)
 }
 
+/// `values` (rows of `scales.len()` values) multiplied by `scales`, dimension by dimension:
+/// a query or a centroid in the form [`dot_i8`] takes against int8 rows.
+pub(crate) fn scaled(values: &[f32], scales: &[f32]) -> Vec<f32> {
+    let dim = scales.len().max(1);
+    values.chunks(dim).flat_map(|row| row.iter().zip(scales).map(|(x, s)| x * s)).collect()
+}
+
+/// An int8 row dequantised with `scales`.
+fn dequantized(row: &[i8], scales: &[f32]) -> Vec<f32> {
+    row.iter().zip(scales).map(|(&q, s)| f32::from(q) * s).collect()
+}
+
 /// `Σ a_i · b_i` with `a` widened from i8.
 pub(crate) fn dot_i8(a: &[i8], b: &[f32]) -> f32 {
     dot_with(a, b, f32::from)
@@ -88,7 +100,7 @@ impl Int8Rows<'_> {
 
     /// Row `i`, dequantised.
     pub(crate) fn get(&self, i: usize) -> Vec<f32> {
-        self.row(i).iter().zip(self.scales).map(|(&q, s)| f32::from(q) * s).collect()
+        dequantized(self.row(i), self.scales)
     }
 }
 
@@ -156,7 +168,7 @@ impl Vectors {
     pub(super) fn prepare(&self, query: &[f32]) -> Vec<f32> {
         match &self.data {
             Data::F32(_) => query.to_vec(),
-            Data::Int8 { scales, .. } => query.iter().zip(scales).map(|(q, s)| q * s).collect(),
+            Data::Int8 { scales, .. } => scaled(query, scales),
         }
     }
 
@@ -174,9 +186,7 @@ impl Vectors {
         let range = self.row_range(row);
         match &self.data {
             Data::F32(values) => values.get(range).map(<[f32]>::to_vec),
-            Data::Int8 { scales, values } => values
-                .get(range)
-                .map(|v| v.iter().zip(scales).map(|(&q, s)| f32::from(q) * s).collect()),
+            Data::Int8 { scales, values } => values.get(range).map(|v| dequantized(v, scales)),
         }
     }
 
