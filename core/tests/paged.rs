@@ -1,10 +1,12 @@
 //! The sections of a paged bundle (format version 4) on real documents: what they give back,
 //! and what reading them costs.
 
+use edgerag_core::bundle::graph::PagedGraph;
 use edgerag_core::bundle::ivf::{Ivf, IvfParams};
 use edgerag_core::bundle::lexicon::FIRST_BLOCK;
 use edgerag_core::bundle::paged::{InMemory, PagedFile, PagedWriter, VERSION};
 use edgerag_core::bundle::{ChunkStore, Lexicon};
+use edgerag_core::graph::{GraphHit, GraphIndex, GraphSearch};
 use edgerag_core::index::Scored;
 use edgerag_core::index::bm25::{Bm25Index, Bm25Params};
 use edgerag_core::text::Analyzer;
@@ -89,6 +91,13 @@ fn demo(embed: bool) -> Bundle {
         builder.add(load(name, &std::fs::read(path).unwrap()).unwrap());
     }
     builder.finish(&mut |_| {}).unwrap()
+}
+
+/// The demo corpus with vectors, built once for the tests that need it (embedding it takes
+/// most of their time).
+fn embedded_demo() -> &'static Bundle {
+    static DEMO: std::sync::OnceLock<Bundle> = std::sync::OnceLock::new();
+    DEMO.get_or_init(|| demo(true))
 }
 
 #[test]
@@ -199,10 +208,10 @@ fn paged_dense(bundle: &Bundle, partition: usize) -> (Vec<u8>, Vec<u32>) {
 
 #[test]
 fn dense_partitions_score_as_the_whole_index_and_read_what_they_probe() {
-    let bundle = demo(true);
+    let bundle = embedded_demo();
     let dense = bundle.dense.as_ref().unwrap();
     let embedder = minilm_boxed();
-    let (bytes, addresses) = paged_dense(&bundle, 8);
+    let (bytes, addresses) = paged_dense(bundle, 8);
     let open = || now(PagedFile::open(InMemory(bytes.clone()), 8 << 20)).unwrap();
     let file: PagedFile<InMemory, (ChunkStore, Ivf)> = open();
     let ivf = &file.body().1;
@@ -255,4 +264,73 @@ fn dense_partitions_score_as_the_whole_index_and_read_what_they_probe() {
         short.to_string(),
         "invalid query: the query embedding has 100 dimensions, the index 384"
     );
+}
+
+/// `bundle`'s chunk store and keyword graph (`index` built from it) in a paged file of 4 KB
+/// slots; and each chunk's address.
+fn paged_graph(bundle: &Bundle, index: &GraphIndex) -> (Vec<u8>, Vec<u32>) {
+    let mut writer = PagedWriter::new();
+    let (store, addresses) =
+        ChunkStore::write(&mut writer, &bundle.documents, &bundle.chunks, 16 << 10).unwrap();
+    let graph = PagedGraph::write(&mut writer, index, &bundle.graph, &addresses, 4 << 10).unwrap();
+    (writer.finish((store, graph), VERSION, VERSION).unwrap(), addresses)
+}
+
+#[test]
+fn the_paged_graph_finds_what_the_graph_in_memory_finds() {
+    let bundle = embedded_demo();
+    let index = GraphIndex::new(&bundle.graph, &bundle.chunks, bundle.documents.len());
+    let (bytes, addresses) = paged_graph(bundle, &index);
+    let open = || now(PagedFile::open(InMemory(bytes.clone()), 8 << 20)).unwrap();
+    let file: PagedFile<InMemory, (ChunkStore, PagedGraph)> = open();
+    let graph = &file.body().1;
+    let analyzer = Analyzer::new();
+    let at = |chunk: u32| addresses[chunk as usize];
+    let hits_at = |hits: Vec<GraphHit>| -> Vec<GraphHit> {
+        hits.into_iter().map(|hit| GraphHit { chunk: at(hit.chunk), ..hit }).collect()
+    };
+    let scored_at = |hits: Vec<Scored>| -> Vec<Scored> {
+        hits.into_iter().map(|hit| Scored { chunk: at(hit.chunk), ..hit }).collect()
+    };
+    let deep = GraphSearch { primary: 20, max_depth: 3, ..GraphSearch::default() };
+    let odd = |address: u32| address % 2 == 1;
+    let (mut hops, mut bridged) = (0, 0);
+    for query in queries() {
+        for options in [&GraphSearch::default(), &deep] {
+            let expected = index.search(&bundle.graph, query, &analyzer, 10, options, &|_| true);
+            let got = now(graph.search(&file, query, &analyzer, 10, options, &|_| true)).unwrap();
+            hops += expected.iter().filter(|hit| hit.hops > 0).count();
+            assert_eq!(got, hits_at(expected), "{query:?}");
+        }
+        let only_odd = |chunk: u32| odd(at(chunk));
+        let expected = index.search(&bundle.graph, query, &analyzer, 5, &deep, &only_odd);
+        let got = now(graph.search(&file, query, &analyzer, 5, &deep, &odd)).unwrap();
+        assert_eq!(got, hits_at(expected), "{query:?}, odd addresses");
+
+        let matched = index.matched_keywords(&bundle.graph, query, &analyzer);
+        assert_eq!(now(graph.matched_keywords(&file, query, &analyzer)).unwrap(), matched);
+        let chosen: Vec<u32> = matched.iter().take(3).map(|m| m.0).chain([u32::MAX]).collect();
+        let expected = index.search_keywords(&bundle.graph, &chosen, 10, &deep, &|_| true);
+        let got = now(graph.search_keywords(&file, &chosen, 10, &deep, &|_| true)).unwrap();
+        assert_eq!(got, hits_at(expected), "{query:?}, keywords {chosen:?}");
+
+        let seeds: Vec<Scored> = bundle.bm25.search(&analyzer.terms(query), 3, |_| true);
+        let expected = index.bridge(&bundle.graph, query, &analyzer, &seeds, &|_| true);
+        let got = now(graph.bridge(&file, query, &analyzer, &scored_at(seeds), &|_| true));
+        bridged += expected.len();
+        assert_eq!(got.unwrap(), scored_at(expected), "{query:?}, bridge");
+    }
+    assert!(hops > 0 && bridged > 0, "{hops} chunks reached by expansion, {bridged} by bridges");
+
+    // A cold search reads what it touches: from one keyword without expansion, its node and
+    // its list (which may cross a slot boundary), one round of reads each.
+    let keyword = index.matched_keywords(&bundle.graph, "Nikola Tesla", &analyzer)[0].0;
+    let cold = open();
+    let opened = cold.io();
+    let shallow = GraphSearch { max_depth: 0, ..GraphSearch::default() };
+    let hits = now(cold.body().1.search_keywords(&cold, &[keyword], 10, &shallow, &|_| true));
+    assert!(!hits.unwrap().is_empty());
+    let (requests, read) = (cold.io().requests - opened.requests, cold.io().bytes - opened.bytes);
+    assert_eq!(requests, 2);
+    assert!(read <= 3 * 4096, "{read} bytes");
 }

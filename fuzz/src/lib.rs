@@ -3,12 +3,16 @@
 //! bundle. A target fails (and libFuzzer keeps the input) when one of these panics.
 
 use edgerag_core::answer::{Answerer, AskOptions};
+use edgerag_core::bundle::graph::PagedGraph;
 use edgerag_core::bundle::ivf::Ivf;
 use edgerag_core::bundle::paged::{self, merkle};
 use edgerag_core::bundle::{ChunkStore, HEADER_LEN, Lexicon};
 use edgerag_core::chunk::{self, CharSizer};
+use edgerag_core::graph::{GraphHit, GraphSearch};
+use edgerag_core::index::Scored;
 use edgerag_core::load::BlockKind;
 use edgerag_core::query::Filter;
+use edgerag_core::text::Analyzer;
 use edgerag_core::{
     BuildOptions, Bundle, BundleBuilder, DocKind, Document, Error, Mode, SearchOptions, Searcher,
     limits,
@@ -193,7 +197,8 @@ pub fn query(searcher: &Searcher, thoroughly: bool) {
 
 /// Opens `bytes` as a paged file (format version 4): as one holding a chunk store and a BM25
 /// index, searched for [`PAGED_TERMS`] and its hits read from the store; with a chunk store and
-/// a dense index, searched by vector ([`search_dense`]); else as any paged
+/// a dense index, searched by vector ([`search_dense`]); with a chunk store and a keyword
+/// graph, searched every way the graph is ([`search_graph`]); else as any paged
 /// file, its first [`SLOTS_READ`] slots of every section read. Any refusal is fine; a panic,
 /// or slots or chunks that are not the ones asked for, is not.
 pub fn read_paged(bytes: &[u8]) {
@@ -207,7 +212,11 @@ pub fn read_paged(bytes: &[u8]) {
     if let Ok(file) = &dense {
         search_dense(file);
     }
-    if sections.is_ok() || dense.is_ok() {
+    let graph = ready(paged::PagedFile::<_, Graph>::open(source(), 64 << 10));
+    if let Ok(file) = &graph {
+        search_graph(file);
+    }
+    if sections.is_ok() || dense.is_ok() || graph.is_ok() {
         return;
     }
     let file = match ready(paged::PagedFile::<_, ()>::open(source(), 64 << 10)) {
@@ -249,6 +258,36 @@ fn search_dense(file: &paged::PagedFile<paged::InMemory, Dense>) {
     }
 }
 
+/// What the directory of a paged file of a chunk store and a keyword graph holds.
+type Graph = (ChunkStore, PagedGraph);
+
+/// Searches a paged keyword graph from a query and from keywords, with and without a filter,
+/// bridges from two chunks and lists the query's keywords.
+fn search_graph(file: &paged::PagedFile<paged::InMemory, Graph>) {
+    let graph = &file.body().1;
+    let analyzer = Analyzer::new();
+    let query = "When did the Normans conquer England in 1066?";
+    let deep = GraphSearch { primary: 20, max_depth: 3, ..GraphSearch::default() };
+    let some = |address: u32| address % 3 != 0;
+    let checked = |hits: Result<Vec<GraphHit>, Error>, k: usize| match hits {
+        Ok(hits) => {
+            assert!(hits.len() <= k, "{} hits for {k}", hits.len());
+            assert!(hits.iter().all(|hit| some(hit.chunk)), "a hit the filter refuses");
+        }
+        Err(error) => check_refusal(&error),
+    };
+    checked(ready(graph.search(file, query, &analyzer, 10, &deep, &some)), 10);
+    checked(ready(graph.search_keywords(file, &[0, 1, 7, u32::MAX], 5, &deep, &some)), 5);
+    let seeds = [Scored { chunk: 0, score: 2.0 }, Scored { chunk: 1, score: 1.0 }];
+    match ready(graph.bridge(file, query, &analyzer, &seeds, &some)) {
+        Ok(hits) => assert!(hits.iter().all(|hit| some(hit.chunk)), "a bridge the filter refuses"),
+        Err(error) => check_refusal(&error),
+    }
+    if let Err(error) = ready(graph.matched_keywords(file, query, &analyzer)) {
+        check_refusal(&error);
+    }
+}
+
 /// Terms [`read_paged`] searches for: some in the seed, one in none.
 pub const PAGED_TERMS: [&str; 4] = ["norman", "normandi", "franc", "zyzzyva"];
 
@@ -279,6 +318,7 @@ pub const SLOTS_READ: u32 = 256;
 pub fn with_valid_hashes(bytes: &[u8]) -> Vec<u8> {
     fixed::<Sections>(bytes)
         .or_else(|| fixed::<Dense>(bytes))
+        .or_else(|| fixed::<Graph>(bytes))
         .or_else(|| fixed::<()>(bytes))
         .unwrap_or_else(|| bytes.to_vec())
 }

@@ -44,6 +44,7 @@
 //!   is a bundle written or searched as a whole.
 
 mod build;
+pub mod graph;
 pub mod ivf;
 pub mod lexicon;
 pub mod paged;

@@ -8,8 +8,13 @@
 //! query to keywords, scores chunks by the IDF of the keywords they contain and expands from
 //! the best chunks breadth-first. With an embedding model, [`KeywordGraph::link_semantic`]
 //! also links keywords whose embeddings are close ("heart attack" ~ "myocardial infarction").
+//!
+//! Retrieval reads the graph through one trait (`data::GraphData`), a batch at a time, so the
+//! same search runs over the graph in memory and over a paged bundle's graph sections
+//! ([`crate::bundle::graph`]).
 
-mod search;
+pub(crate) mod data;
+pub(crate) mod search;
 mod similar;
 mod view;
 
@@ -21,6 +26,7 @@ use petgraph::visit::EdgeRef;
 use serde::{Deserialize, Serialize};
 
 pub use self::search::GraphHit;
+pub(crate) use self::search::MAX_LOOSE;
 pub use self::view::{ChunkLabel, GraphView, ViewEdge, ViewEdgeKind, ViewNode, ViewNodeKind};
 use crate::chunk::Chunk;
 use crate::keywords::{Keyword, KeywordKind};
@@ -285,6 +291,16 @@ impl GraphIndex {
         index
     }
 
+    /// Number of chunks.
+    pub(crate) fn chunk_count(&self) -> usize {
+        self.chunks
+    }
+
+    /// Key word → keywords whose key contains it, sorted by word.
+    pub(crate) fn words(&self) -> &[(String, Vec<u32>)] {
+        &self.words
+    }
+
     /// Number of edges (APPEARS_IN, NEXT, PART_OF, SIMILAR_TO).
     pub fn edge_count(&self) -> usize {
         self.graph.edge_count()
@@ -325,6 +341,11 @@ impl GraphIndex {
         }
     }
 
+    /// The graph in memory as graph retrieval reads it.
+    fn data<'a>(&'a self, graph: &'a KeywordGraph) -> data::InMemory<'a> {
+        data::InMemory { index: self, graph }
+    }
+
     fn chunk_node(&self, chunk: u32) -> NodeIndex {
         NodeIndex::new(self.documents + chunk as usize)
     }
@@ -334,7 +355,7 @@ impl GraphIndex {
     }
 
     /// The chunks `keyword` appears in, with its weight there.
-    fn chunks_of(&self, keyword: u32) -> impl Iterator<Item = (u32, f32)> + '_ {
+    pub(crate) fn chunks_of(&self, keyword: u32) -> impl Iterator<Item = (u32, f32)> + '_ {
         self.graph.edges_directed(self.keyword_node(keyword), Direction::Outgoing).filter_map(|e| {
             match (*e.weight(), self.graph[e.target()]) {
                 (Edge::AppearsIn(w), Node::Chunk(c)) => Some((c, w)),
@@ -352,7 +373,7 @@ impl GraphIndex {
     }
 
     /// The keywords of `chunk`, with their weight there.
-    fn keywords_of(&self, chunk: u32) -> impl Iterator<Item = (u32, f32)> + '_ {
+    pub(crate) fn keywords_of(&self, chunk: u32) -> impl Iterator<Item = (u32, f32)> + '_ {
         self.graph.edges_directed(self.chunk_node(chunk), Direction::Incoming).filter_map(
             |e| match (*e.weight(), self.graph[e.source()]) {
                 (Edge::AppearsIn(w), Node::Keyword(k)) => Some((k, w)),
@@ -362,7 +383,7 @@ impl GraphIndex {
     }
 
     /// The SIMILAR_TO neighbours of `keyword`, with the similarity.
-    fn similar_to(&self, keyword: u32) -> impl Iterator<Item = (u32, f32)> + '_ {
+    pub(crate) fn similar_to(&self, keyword: u32) -> impl Iterator<Item = (u32, f32)> + '_ {
         let node = self.keyword_node(keyword);
         [Direction::Outgoing, Direction::Incoming].into_iter().flat_map(move |dir| {
             self.graph.edges_directed(node, dir).filter_map(move |e| {
@@ -376,7 +397,7 @@ impl GraphIndex {
     }
 
     /// The chunks before and after `chunk` in its document.
-    fn neighbours_in_document(&self, chunk: u32) -> impl Iterator<Item = u32> + '_ {
+    pub(crate) fn neighbours_in_document(&self, chunk: u32) -> impl Iterator<Item = u32> + '_ {
         let node = self.chunk_node(chunk);
         [Direction::Outgoing, Direction::Incoming].into_iter().flat_map(move |dir| {
             self.graph.edges_directed(node, dir).filter_map(move |e| {
@@ -580,7 +601,7 @@ mod tests {
     }
 
     #[test]
-    fn similar_to_links_overlapping_keys_within_limits() {
+    pub(crate) fn similar_to_links_overlapping_keys_within_limits() {
         let number = Keyword { kind: KeywordKind::Number, ..phrase("10") };
         let per_chunk = vec![
             vec![phrase("vitamin d"), phrase("il 10"), number],

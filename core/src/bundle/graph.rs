@@ -1,0 +1,371 @@
+//! The keyword graph of a paged bundle (format version 4): graph retrieval reads the keywords
+//! a query matches, their APPEARS_IN lists and the links of the chunks it expands from, and
+//! nothing else.
+//!
+//! # Layout
+//!
+//! - **Keywords** (section `keywords`): the keyword nodes in key order (a keyword's index is
+//!   its place), packed whole into slots; each holds its key, display form, kind and chunk
+//!   count, its SIMILAR_TO neighbours, and where its APPEARS_IN list lies. The directory keeps
+//!   the first key and index of every slot ([`PagedGraph::keyword_routes`]), so a keyword is
+//!   one slot read, found by key or by index.
+//! - **Appearances** (section `appearances`): a byte stream cut into slots; a keyword's list is
+//!   its chunks (by address) with its weight in each, best first.
+//! - **Words** (section `words`): the word index (a key word → the keywords whose key holds
+//!   it) that loose matching reads, in word order; the directory keeps each slot's first word.
+//!   Words in more keywords than loose matching follows are left out.
+//! - **Links** (section `links`): per chunk, in chunk order, its keywords with their weights
+//!   and the chunks before and after it in its document; the directory keeps each slot's
+//!   first chunk address.
+//!
+//! # Search
+//!
+//! The search is the one the graph in memory runs ([`crate::graph`]), over these sections: it
+//! asks for everything a step needs at once, so each step is one round of range reads (the
+//! matched keywords' nodes, their lists, then per hop the frontier's links and the lists of
+//! the keywords it follows). Chunks are numbered by address, which orders them as their
+//! indices do, so results are those of the graph in memory, addresses for indices.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use super::paged::{PagedFile, PagedWriter, RangeSource};
+use crate::graph::data::{ChunkLinks, GraphData, KeywordInfo, WordEntry, WordProbe};
+use crate::graph::search::{self, Start};
+use crate::graph::{GraphHit, GraphIndex, GraphSearch, KeywordGraph, MAX_LOOSE};
+use crate::index::Scored;
+use crate::keywords::KeywordKind;
+use crate::text::Analyzer;
+use crate::{Error, Result};
+
+/// Where the keyword graph lies in a paged file, and what its directory holds of it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PagedGraph {
+    /// Chunks in the corpus.
+    pub chunks: u32,
+    /// The section of the keyword nodes.
+    pub keywords: u32,
+    /// The first key and keyword index of each slot of `keywords`.
+    pub keyword_routes: Vec<(String, u32)>,
+    /// The section of the APPEARS_IN lists.
+    pub appearances: u32,
+    /// The section of the word index.
+    pub words: u32,
+    /// The first word of each slot of `words`.
+    pub word_routes: Vec<String>,
+    /// The section of the chunks' links.
+    pub links: u32,
+    /// The first chunk address of each slot of `links`.
+    pub link_routes: Vec<u32>,
+}
+
+/// A keyword node as stored.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Node {
+    key: String,
+    display: String,
+    kind: KeywordKind,
+    chunks: u32,
+    similar: Vec<(u32, f32)>,
+    /// Where its APPEARS_IN list lies in the appearances stream.
+    start: u64,
+    len: u32,
+}
+
+/// A chunk's links as stored.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Links {
+    address: u32,
+    keywords: Vec<(u32, f32)>,
+    neighbours: Vec<u32>,
+}
+
+impl PagedGraph {
+    /// Writes the graph of `index` (built from `graph`) into new sections of `writer`, in
+    /// slots of `slot` bytes (more where a record needs them), chunk `i` being at
+    /// `addresses[i]`.
+    ///
+    /// # Errors
+    /// [`Error::Config`] when `addresses` does not cover the index's chunks or a record cannot
+    /// be encoded; as [`PagedWriter::section`].
+    pub fn write(
+        writer: &mut PagedWriter,
+        index: &GraphIndex,
+        graph: &KeywordGraph,
+        addresses: &[u32],
+        slot: u32,
+    ) -> Result<Self> {
+        if addresses.len() != index.chunk_count() {
+            return Err(Error::Config(format!(
+                "{} chunk addresses for a graph of {} chunks",
+                addresses.len(),
+                index.chunk_count()
+            )));
+        }
+        // The index only links chunks below its count.
+        let address = |chunk: u32| addresses[chunk as usize];
+        let mut stream = Vec::new();
+        let mut nodes = Vec::with_capacity(graph.keywords.len());
+        for (node, keyword) in graph.keywords.iter().zip(0..) {
+            let mut list: Vec<(u32, f32)> =
+                index.chunks_of(keyword).map(|(c, w)| (address(c), w)).collect();
+            list.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            let encoded = postcard::to_allocvec(&list).map_err(encoding)?;
+            let (start, len) = (stream.len() as u64, encoded.len());
+            let len = u32::try_from(len).map_err(|_| encoding("a list past 4 GB"))?;
+            stream.extend_from_slice(&encoded);
+            let mut similar: Vec<(u32, f32)> = index.similar_to(keyword).collect();
+            similar.sort_by_key(|&(k, _)| k);
+            nodes.push(Node {
+                key: node.key.clone(),
+                display: node.display.clone(),
+                kind: node.kind,
+                chunks: node.chunks,
+                similar,
+                start,
+                len,
+            });
+        }
+        let (keywords, firsts) = writer.records("keywords", slot, &nodes)?;
+        let keyword_routes = firsts.into_iter().map(|f| (nodes[f].key.clone(), f as u32)).collect();
+        let appearances = writer.stream("appearances", slot, &stream)?;
+
+        let words: Vec<&WordEntry> =
+            index.words().iter().filter(|(_, ids)| ids.len() <= MAX_LOOSE).collect();
+        let (words_section, firsts) = writer.records("words", slot, &words)?;
+        let word_routes = firsts.into_iter().map(|f| words[f].0.clone()).collect();
+
+        let links: Vec<Links> = (0..addresses.len() as u32)
+            .map(|chunk| {
+                let mut keywords: Vec<(u32, f32)> = index.keywords_of(chunk).collect();
+                keywords.sort_by_key(|&(k, _)| k);
+                let mut neighbours: Vec<u32> =
+                    index.neighbours_in_document(chunk).map(address).collect();
+                neighbours.sort_unstable();
+                Links { address: address(chunk), keywords, neighbours }
+            })
+            .collect();
+        let (links_section, firsts) = writer.records("links", slot, &links)?;
+        let link_routes = firsts.into_iter().map(|f| links[f].address).collect();
+        Ok(Self {
+            chunks: addresses.len() as u32,
+            keywords,
+            keyword_routes,
+            appearances,
+            words: words_section,
+            word_routes,
+            links: links_section,
+            link_routes,
+        })
+    }
+
+    /// Graph retrieval for `query`, as [`GraphIndex::search`], chunks by address.
+    ///
+    /// # Errors
+    /// [`Error::Decode`] for a record that does not decode; as [`PagedFile::slots`].
+    pub async fn search<S: RangeSource, B>(
+        &self,
+        file: &PagedFile<S, B>,
+        query: &str,
+        analyzer: &Analyzer,
+        k: usize,
+        options: &GraphSearch,
+        allow: &dyn Fn(u32) -> bool,
+    ) -> Result<Vec<GraphHit>> {
+        let start = Start::Query(query, analyzer);
+        search::search(&self.reader(file), start, k, options, allow).await
+    }
+
+    /// Graph retrieval from `keywords`, as [`GraphIndex::search_keywords`], chunks by address.
+    ///
+    /// # Errors
+    /// As [`search`](Self::search).
+    pub async fn search_keywords<S: RangeSource, B>(
+        &self,
+        file: &PagedFile<S, B>,
+        keywords: &[u32],
+        k: usize,
+        options: &GraphSearch,
+        allow: &dyn Fn(u32) -> bool,
+    ) -> Result<Vec<GraphHit>> {
+        search::search(&self.reader(file), Start::Keywords(keywords), k, options, allow).await
+    }
+
+    /// The keywords `query` matches, as [`GraphIndex::matched_keywords`].
+    ///
+    /// # Errors
+    /// As [`search`](Self::search).
+    pub async fn matched_keywords<S: RangeSource, B>(
+        &self,
+        file: &PagedFile<S, B>,
+        query: &str,
+        analyzer: &Analyzer,
+    ) -> Result<Vec<(u32, f32)>> {
+        search::matched_keywords(&self.reader(file), query, analyzer).await
+    }
+
+    /// Chunks one bridge entity away from `seeds`, as [`GraphIndex::bridge`], by address.
+    ///
+    /// # Errors
+    /// As [`search`](Self::search).
+    pub async fn bridge<S: RangeSource, B>(
+        &self,
+        file: &PagedFile<S, B>,
+        query: &str,
+        analyzer: &Analyzer,
+        seeds: &[Scored],
+        allow: &dyn Fn(u32) -> bool,
+    ) -> Result<Vec<Scored>> {
+        search::bridge(&self.reader(file), query, analyzer, seeds, allow).await
+    }
+
+    fn reader<'a, S, B>(&'a self, file: &'a PagedFile<S, B>) -> Reader<'a, S, B> {
+        Reader { graph: self, file }
+    }
+}
+
+fn encoding(e: impl std::fmt::Display) -> Error {
+    Error::Config(format!("the keyword graph cannot be encoded: {e}"))
+}
+
+/// The slot of the route `at` lies in: the last whose first is at most `at`.
+fn route<T: PartialOrd<Q>, Q: ?Sized>(firsts: &[T], at: &Q) -> Option<u32> {
+    let after = firsts.partition_point(|first| first <= at);
+    after.checked_sub(1).map(|slot| slot as u32)
+}
+
+/// Reads a [`PagedGraph`]'s sections of one file.
+struct Reader<'a, S, B> {
+    graph: &'a PagedGraph,
+    file: &'a PagedFile<S, B>,
+}
+
+impl<S: RangeSource, B> Reader<'_, S, B> {
+    /// The records of `slots` of `section`, by slot.
+    async fn records<T: DeserializeOwned>(
+        &self,
+        section: u32,
+        slots: impl IntoIterator<Item = u32>,
+    ) -> Result<BTreeMap<u32, Vec<T>>> {
+        let mut slots: Vec<u32> = slots.into_iter().collect();
+        slots.sort_unstable();
+        slots.dedup();
+        let payloads = self.file.slots(section, &slots).await?;
+        let name = |section: u32| {
+            self.file.sections().get(section as usize).map_or("?", |s| s.name.as_str()).to_owned()
+        };
+        slots
+            .into_iter()
+            .zip(payloads)
+            .map(|(slot, payload)| {
+                let (records, _padding) = postcard::take_from_bytes(&payload).map_err(|e| {
+                    let section = name(section);
+                    Error::Decode(format!("slot {slot} of section {section:?}: {e}").to_lowercase())
+                })?;
+                Ok((slot, records))
+            })
+            .collect()
+    }
+
+    /// The stored nodes of `keywords` (those that exist).
+    async fn nodes(&self, keywords: &[u32]) -> Result<HashMap<u32, Node>> {
+        let routes = &self.graph.keyword_routes;
+        let firsts: Vec<u32> = routes.iter().map(|r| r.1).collect();
+        let routed: Vec<(u32, u32)> =
+            keywords.iter().filter_map(|&k| Some((k, route(&firsts, &k)?))).collect();
+        let slots = self.records::<Node>(self.graph.keywords, routed.iter().map(|r| r.1)).await?;
+        let found = routed.into_iter().filter_map(|(k, slot)| {
+            let place = k.checked_sub(routes.get(slot as usize)?.1)?;
+            let node = slots.get(&slot)?.get(place as usize)?;
+            Some((k, node.clone()))
+        });
+        Ok(found.collect())
+    }
+}
+
+impl<S: RangeSource, B> GraphData for Reader<'_, S, B> {
+    fn chunk_count(&self) -> u32 {
+        self.graph.chunks
+    }
+
+    async fn find(&self, keys: &[String]) -> Result<Vec<u32>> {
+        let routes = &self.graph.keyword_routes;
+        let firsts: Vec<&str> = routes.iter().map(|r| r.0.as_str()).collect();
+        let routed: Vec<(&String, u32)> =
+            keys.iter().filter_map(|key| Some((key, route(&firsts, &key.as_str())?))).collect();
+        let slots = self.records::<Node>(self.graph.keywords, routed.iter().map(|r| r.1)).await?;
+        let found = routed.into_iter().filter_map(|(key, slot)| {
+            let place = slots.get(&slot)?.iter().position(|node| node.key == *key)?;
+            routes.get(slot as usize)?.1.checked_add(place as u32)
+        });
+        Ok(found.collect())
+    }
+
+    async fn words(&self, probes: &[WordProbe<'_>], limit: usize) -> Result<Vec<Vec<WordEntry>>> {
+        let routes = &self.graph.word_routes;
+        let span = |probe: &WordProbe<'_>| {
+            let text = probe.text;
+            let end = match probe.prefix {
+                true => routes.partition_point(|r| r.as_str() < text || r.starts_with(text)),
+                false => routes.partition_point(|r| r.as_str() <= text),
+            };
+            let start = routes.partition_point(|r| r.as_str() < text).saturating_sub(1);
+            start as u32..end as u32
+        };
+        let spans: Vec<std::ops::Range<u32>> = probes.iter().map(span).collect();
+        let slots: BTreeMap<u32, Vec<WordEntry>> =
+            self.records(self.graph.words, spans.iter().flat_map(Clone::clone)).await?;
+        let entries = probes.iter().zip(spans).map(|(probe, span)| {
+            let matches = |(word, ids): &&WordEntry| {
+                let hit = word == probe.text || (probe.prefix && word.starts_with(probe.text));
+                hit && ids.len() <= limit
+            };
+            span.filter_map(|slot| slots.get(&slot))
+                .flat_map(|entries| entries.iter().filter(matches).cloned())
+                .collect()
+        });
+        Ok(entries.collect())
+    }
+
+    async fn keywords(&self, keywords: &[u32]) -> Result<HashMap<u32, KeywordInfo>> {
+        let nodes = self.nodes(keywords).await?;
+        let info = |(k, node): (u32, Node)| {
+            let Node { key, kind, chunks, similar, .. } = node;
+            (k, KeywordInfo { key, kind, chunks, similar })
+        };
+        Ok(nodes.into_iter().map(info).collect())
+    }
+
+    async fn appearances(&self, keywords: &[u32]) -> Result<HashMap<u32, Vec<(u32, f32)>>> {
+        let nodes: Vec<(u32, Node)> = self.nodes(keywords).await?.into_iter().collect();
+        let spans: Vec<(u64, u64)> =
+            nodes.iter().map(|(_, n)| (n.start, u64::from(n.len))).collect();
+        // A list holds each chunk at most once: a varint address and a weight each.
+        let longest = u64::from(self.graph.chunks) * 9 + 5;
+        let read = self.file.stream(self.graph.appearances, &spans, longest).await?;
+        nodes
+            .into_iter()
+            .zip(read)
+            .map(|((k, node), bytes)| {
+                let list = postcard::from_bytes(&bytes).map_err(|e| {
+                    Error::Decode(format!("the appearances of {:?}: {e}", node.key).to_lowercase())
+                })?;
+                Ok((k, list))
+            })
+            .collect()
+    }
+
+    async fn links(&self, chunks: &[u32]) -> Result<HashMap<u32, ChunkLinks>> {
+        let routed: Vec<(u32, u32)> =
+            chunks.iter().filter_map(|&c| Some((c, route(&self.graph.link_routes, &c)?))).collect();
+        let slots = self.records::<Links>(self.graph.links, routed.iter().map(|r| r.1)).await?;
+        let found = routed.into_iter().filter_map(|(chunk, slot)| {
+            let links = slots.get(&slot)?.iter().find(|links| links.address == chunk)?;
+            let (keywords, neighbours) = (links.keywords.clone(), links.neighbours.clone());
+            Some((chunk, ChunkLinks { keywords, neighbours }))
+        });
+        Ok(found.collect())
+    }
+}
