@@ -17,6 +17,7 @@ mod chat;
 mod cold_start;
 mod embedding;
 mod format;
+mod graph_io;
 mod machine;
 mod partitions;
 mod recall;
@@ -135,6 +136,7 @@ struct Report {
     /// The v4 dense index against exact search on SciFact's vectors and queries.
     #[serde(skip_serializing_if = "Option::is_none")]
     partitions: Option<partitions::PartitionsReport>,
+    graph_io: Option<graph_io::GraphIoReport>,
     search: Vec<scale::ScaleReport>,
     /// Bytes per chunk of the real bundles (the synthetic ones' are in `search`).
     bundles: Vec<NamedBytes>,
@@ -226,6 +228,7 @@ fn run(args: Args) -> Result<()> {
         }
         _ => None,
     };
+    let graph_io = scifact.as_ref().map(graph_io::measure).transpose()?;
     let search = match (&model, args.skip_search) {
         (Some(model), false) => args
             .sizes
@@ -248,6 +251,7 @@ fn run(args: Args) -> Result<()> {
         retrieval,
         real_vectors,
         partitions,
+        graph_io,
         search,
         bundles,
         cold_start,
@@ -368,6 +372,12 @@ fn timed_searches<Q: Copy>(
         ms.push(start.elapsed().as_secs_f64() * 1e3);
     }
     Ok((results, ms))
+}
+
+/// The output of a read from memory, ready at once.
+fn ready<T>(future: impl Future<Output = edgerag_core::Result<T>>) -> edgerag_core::Result<T> {
+    let pending = || Err(edgerag_core::Error::Read("a read from memory was not ready".into()));
+    edgerag_core::bundle::paged::ready_now(future).unwrap_or_else(pending)
 }
 
 /// Mean share of each exact top list found by the approximate one.

@@ -6,10 +6,10 @@ use anyhow::{Result, bail};
 use edgerag_cli::models::ModelFiles;
 use edgerag_cli::output;
 use edgerag_core::bundle::ivf::{Ivf, IvfParams, PROBE};
-use edgerag_core::bundle::paged::{InMemory, PagedFile, PagedWriter, VERSION, ready_now};
+use edgerag_core::bundle::paged::{InMemory, PagedFile, PagedWriter, VERSION};
 use serde::Serialize;
 
-use crate::{Latency, SEED, recall, retrieval::SciFact, timed_searches};
+use crate::{Latency, SEED, ready, recall, retrieval::SciFact, timed_searches};
 
 /// Partitions probed, the default among them.
 const PROBES: [u32; 5] = [4, 8, PROBE, 32, 64];
@@ -99,12 +99,6 @@ pub(super) fn measure(
         bytes: bytes.len(),
         probes,
     })
-}
-
-/// The output of a read from memory, ready at once.
-fn ready<T>(future: impl Future<Output = edgerag_core::Result<T>>) -> edgerag_core::Result<T> {
-    let pending = || Err(edgerag_core::Error::Read("a read from memory was not ready".into()));
-    ready_now(future).unwrap_or_else(pending)
 }
 
 /// The section of the Markdown report.

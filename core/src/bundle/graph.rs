@@ -11,9 +11,17 @@
 //!   one slot read, found by key or by index.
 //! - **Appearances** (section `appearances`): a byte stream cut into slots; a keyword's list is
 //!   its chunks (by address) with its weight in each, best first.
-//! - **Words** (section `words`): the word index (a key word → the keywords whose key holds
-//!   it) that loose matching reads, in word order; the directory keeps each slot's first word.
-//!   Words in more keywords than loose matching follows are left out.
+//! - **Words** (sections `words` and `word data`): the word index (a key word → the keywords
+//!   whose key holds it) that loose matching reads. A query word matches every keyword its
+//!   word, or a word sharing its prefix, is in, and scores the chunks of all of them; read by
+//!   keyword, they are scattered over the file (a cold SciFact query read 2 MB in 297 ranges
+//!   that way, 4 KB slots). So each word's entry in the word data stream holds, for each of
+//!   its keywords, what a search needs of it: its node and its APPEARS_IN list, repeated
+//!   under each word of its key (262 KB in 49 ranges: `make bench`, section "Keyword graph
+//!   of format 4"). Words lie in order, so the words
+//!   sharing a prefix are one span. The `words` section lists each word and where its entry
+//!   lies, in order, and the directory keeps each of its slots' first word. Words in more
+//!   keywords than loose matching follows are left out.
 //! - **Links** (section `links`): per chunk, in chunk order, its keywords with their weights
 //!   and the chunks before and after it in its document; the directory keeps each slot's
 //!   first chunk address.
@@ -26,12 +34,13 @@
 //! the keywords it follows). Chunks are numbered by address, which orders them as their
 //! indices do, so results are those of the graph in memory, addresses for indices.
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use super::paged::{PagedFile, PagedWriter, RangeSource};
+use super::paged::{MAX_STREAM_READ, PagedFile, PagedWriter, RangeSource};
 use crate::graph::data::{ChunkLinks, GraphData, KeywordInfo, WordEntry, WordProbe};
 use crate::graph::search::{self, Start};
 use crate::graph::{GraphHit, GraphIndex, GraphSearch, KeywordGraph, MAX_LOOSE};
@@ -55,6 +64,8 @@ pub struct PagedGraph {
     pub words: u32,
     /// The first word of each slot of `words`.
     pub word_routes: Vec<String>,
+    /// The section of the words' entries.
+    pub word_data: u32,
     /// The section of the chunks' links.
     pub links: u32,
     /// The first chunk address of each slot of `links`.
@@ -72,6 +83,23 @@ struct Node {
     /// Where its APPEARS_IN list lies in the appearances stream.
     start: u64,
     len: u32,
+}
+
+/// A word of the word index: where its entry lies in the word data stream.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Word {
+    word: String,
+    start: u64,
+    len: u32,
+}
+
+/// A keyword in a word's entry: what a search needs of it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Summary {
+    keyword: u32,
+    info: KeywordInfo,
+    /// Its APPEARS_IN list, best first.
+    list: Vec<(u32, f32)>,
 }
 
 /// A chunk's links as stored.
@@ -107,6 +135,7 @@ impl PagedGraph {
         // The index only links chunks below its count.
         let address = |chunk: u32| addresses[chunk as usize];
         let mut stream = Vec::new();
+        let mut lists = Vec::with_capacity(graph.keywords.len());
         let mut nodes = Vec::with_capacity(graph.keywords.len());
         for (node, keyword) in graph.keywords.iter().zip(0..) {
             let mut list: Vec<(u32, f32)> =
@@ -116,6 +145,7 @@ impl PagedGraph {
             let (start, len) = (stream.len() as u64, encoded.len());
             let len = u32::try_from(len).map_err(|_| encoding("a list past 4 GB"))?;
             stream.extend_from_slice(&encoded);
+            lists.push(list);
             let mut similar: Vec<(u32, f32)> = index.similar_to(keyword).collect();
             similar.sort_by_key(|&(k, _)| k);
             nodes.push(Node {
@@ -131,32 +161,17 @@ impl PagedGraph {
         let (keywords, firsts) = writer.records("keywords", slot, &nodes)?;
         let keyword_routes = firsts.into_iter().map(|f| (nodes[f].key.clone(), f as u32)).collect();
         let appearances = writer.stream("appearances", slot, &stream)?;
-
-        let words: Vec<&WordEntry> =
-            index.words().iter().filter(|(_, ids)| ids.len() <= MAX_LOOSE).collect();
-        let (words_section, firsts) = writer.records("words", slot, &words)?;
-        let word_routes = firsts.into_iter().map(|f| words[f].0.clone()).collect();
-
-        let links: Vec<Links> = (0..addresses.len() as u32)
-            .map(|chunk| {
-                let mut keywords: Vec<(u32, f32)> = index.keywords_of(chunk).collect();
-                keywords.sort_by_key(|&(k, _)| k);
-                let mut neighbours: Vec<u32> =
-                    index.neighbours_in_document(chunk).map(address).collect();
-                neighbours.sort_unstable();
-                Links { address: address(chunk), keywords, neighbours }
-            })
-            .collect();
-        let (links_section, firsts) = writer.records("links", slot, &links)?;
-        let link_routes = firsts.into_iter().map(|f| links[f].address).collect();
+        let (words, word_routes, word_data) = write_words(writer, index, &nodes, &lists, slot)?;
+        let (links, link_routes) = write_links(writer, index, addresses, slot)?;
         Ok(Self {
             chunks: addresses.len() as u32,
             keywords,
             keyword_routes,
             appearances,
-            words: words_section,
+            words,
             word_routes,
-            links: links_section,
+            word_data,
+            links,
             link_routes,
         })
     }
@@ -222,8 +237,67 @@ impl PagedGraph {
     }
 
     fn reader<'a, S, B>(&'a self, file: &'a PagedFile<S, B>) -> Reader<'a, S, B> {
-        Reader { graph: self, file }
+        Reader { graph: self, file, seen: RefCell::default() }
     }
+}
+
+/// Writes the word index: sections `words` and `word data` (see the [module docs](self)).
+/// Returns them and the first word of each slot of `words`.
+fn write_words(
+    writer: &mut PagedWriter,
+    index: &GraphIndex,
+    nodes: &[Node],
+    lists: &[Vec<(u32, f32)>],
+    slot: u32,
+) -> Result<(u32, Vec<String>, u32)> {
+    let mut data = Vec::new();
+    let mut words = Vec::new();
+    for (word, ids) in index.words().iter().filter(|(_, ids)| ids.len() <= MAX_LOOSE) {
+        let summaries: Vec<Summary> = ids
+            .iter()
+            .map(|&keyword| {
+                let (node, list) = (&nodes[keyword as usize], &lists[keyword as usize]);
+                let info = KeywordInfo {
+                    key: node.key.clone(),
+                    kind: node.kind,
+                    chunks: node.chunks,
+                    similar: node.similar.clone(),
+                };
+                Summary { keyword, info, list: list.clone() }
+            })
+            .collect();
+        let encoded = postcard::to_allocvec(&summaries).map_err(encoding)?;
+        let len = u32::try_from(encoded.len()).map_err(|_| encoding("an entry past 4 GB"))?;
+        words.push(Word { word: word.clone(), start: data.len() as u64, len });
+        data.extend_from_slice(&encoded);
+    }
+    let (section, firsts) = writer.records("words", slot, &words)?;
+    let routes = firsts.into_iter().map(|f| words[f].word.clone()).collect();
+    Ok((section, routes, writer.stream("word data", slot, &data)?))
+}
+
+/// Writes section `links`, chunk `i` being at `addresses[i]`; returns it and the first chunk
+/// address of each of its slots.
+fn write_links(
+    writer: &mut PagedWriter,
+    index: &GraphIndex,
+    addresses: &[u32],
+    slot: u32,
+) -> Result<(u32, Vec<u32>)> {
+    // The index only links chunks below its count, which `addresses` covers.
+    let address = |chunk: u32| addresses[chunk as usize];
+    let links: Vec<Links> = (0..addresses.len() as u32)
+        .map(|chunk| {
+            let mut keywords: Vec<(u32, f32)> = index.keywords_of(chunk).collect();
+            keywords.sort_by_key(|&(k, _)| k);
+            let mut neighbours: Vec<u32> =
+                index.neighbours_in_document(chunk).map(address).collect();
+            neighbours.sort_unstable();
+            Links { address: address(chunk), keywords, neighbours }
+        })
+        .collect();
+    let (section, firsts) = writer.records("links", slot, &links)?;
+    Ok((section, firsts.into_iter().map(|f| links[f].address).collect()))
 }
 
 fn encoding(e: impl std::fmt::Display) -> Error {
@@ -236,10 +310,12 @@ fn route<T: PartialOrd<Q>, Q: ?Sized>(firsts: &[T], at: &Q) -> Option<u32> {
     after.checked_sub(1).map(|slot| slot as u32)
 }
 
-/// Reads a [`PagedGraph`]'s sections of one file.
+/// Reads a [`PagedGraph`]'s sections of one file, for one search.
 struct Reader<'a, S, B> {
     graph: &'a PagedGraph,
     file: &'a PagedFile<S, B>,
+    /// The keywords the words read so far hold: asked for next, they need no read.
+    seen: RefCell<HashMap<u32, Summary>>,
 }
 
 impl<S: RangeSource, B> Reader<'_, S, B> {
@@ -267,6 +343,23 @@ impl<S: RangeSource, B> Reader<'_, S, B> {
                 Ok((slot, records))
             })
             .collect()
+    }
+
+    /// What `get` takes of those of `keywords` that words read so far hold, and the others.
+    fn seen<T>(
+        &self,
+        keywords: &[u32],
+        get: impl Fn(&Summary) -> T,
+    ) -> (HashMap<u32, T>, Vec<u32>) {
+        let seen = self.seen.borrow();
+        let (mut found, mut unseen) = (HashMap::new(), Vec::new());
+        for &k in keywords {
+            match seen.get(&k) {
+                Some(summary) => _ = found.insert(k, get(summary)),
+                None => unseen.push(k),
+            }
+        }
+        (found, unseen)
     }
 
     /// The stored nodes of `keywords` (those that exist).
@@ -305,56 +398,76 @@ impl<S: RangeSource, B> GraphData for Reader<'_, S, B> {
 
     async fn words(&self, probes: &[WordProbe<'_>], limit: usize) -> Result<Vec<Vec<WordEntry>>> {
         let routes = &self.graph.word_routes;
+        // The slots from the one `text` would lie in to the last holding a word it begins.
         let span = |probe: &WordProbe<'_>| {
             let text = probe.text;
+            let at = routes.partition_point(|r| r.as_str() <= text);
             let end = match probe.prefix {
                 true => routes.partition_point(|r| r.as_str() < text || r.starts_with(text)),
-                false => routes.partition_point(|r| r.as_str() <= text),
+                false => at,
             };
-            let start = routes.partition_point(|r| r.as_str() < text).saturating_sub(1);
-            start as u32..end as u32
+            at.saturating_sub(1) as u32..end as u32
         };
         let spans: Vec<std::ops::Range<u32>> = probes.iter().map(span).collect();
-        let slots: BTreeMap<u32, Vec<WordEntry>> =
+        let slots: BTreeMap<u32, Vec<Word>> =
             self.records(self.graph.words, spans.iter().flat_map(Clone::clone)).await?;
-        let entries = probes.iter().zip(spans).map(|(probe, span)| {
-            let matches = |(word, ids): &&WordEntry| {
-                let hit = word == probe.text || (probe.prefix && word.starts_with(probe.text));
-                hit && ids.len() <= limit
-            };
-            span.filter_map(|slot| slots.get(&slot))
-                .flat_map(|entries| entries.iter().filter(matches).cloned())
-                .collect()
-        });
-        Ok(entries.collect())
+        let matching = |probe: &WordProbe<'_>, word: &str| {
+            word == probe.text || (probe.prefix && word.starts_with(probe.text))
+        };
+        let found: Vec<Vec<&Word>> = probes
+            .iter()
+            .zip(spans)
+            .map(|(probe, span)| {
+                let words = span.filter_map(|slot| slots.get(&slot)).flatten();
+                words.filter(|word| matching(probe, &word.word)).collect()
+            })
+            .collect();
+        let mut wanted: Vec<&Word> = found.iter().flatten().copied().collect();
+        wanted.sort_by_key(|word| word.start);
+        wanted.dedup_by_key(|word| word.start);
+        let spans: Vec<(u64, u64)> = wanted.iter().map(|w| (w.start, u64::from(w.len))).collect();
+        let read = self.file.stream(self.graph.word_data, &spans, MAX_STREAM_READ).await?;
+        let mut entries: HashMap<u64, Vec<u32>> = HashMap::new();
+        let mut seen = self.seen.borrow_mut();
+        for (word, bytes) in wanted.iter().zip(read) {
+            let summaries: Vec<Summary> = postcard::from_bytes(&bytes).map_err(|e| {
+                Error::Decode(format!("the entry of word {:?}: {e}", word.word).to_lowercase())
+            })?;
+            entries.insert(word.start, summaries.iter().map(|s| s.keyword).collect());
+            seen.extend(summaries.into_iter().map(|summary| (summary.keyword, summary)));
+        }
+        let entry = |word: &Word| {
+            let ids = entries.get(&word.start).filter(|ids| ids.len() <= limit)?;
+            Some((word.word.clone(), ids.clone()))
+        };
+        Ok(found.into_iter().map(|words| words.into_iter().filter_map(entry).collect()).collect())
     }
 
     async fn keywords(&self, keywords: &[u32]) -> Result<HashMap<u32, KeywordInfo>> {
-        let nodes = self.nodes(keywords).await?;
+        let (mut found, unseen) = self.seen(keywords, |summary| summary.info.clone());
         let info = |(k, node): (u32, Node)| {
             let Node { key, kind, chunks, similar, .. } = node;
             (k, KeywordInfo { key, kind, chunks, similar })
         };
-        Ok(nodes.into_iter().map(info).collect())
+        found.extend(self.nodes(&unseen).await?.into_iter().map(info));
+        Ok(found)
     }
 
     async fn appearances(&self, keywords: &[u32]) -> Result<HashMap<u32, Vec<(u32, f32)>>> {
-        let nodes: Vec<(u32, Node)> = self.nodes(keywords).await?.into_iter().collect();
+        let (mut found, unseen) = self.seen(keywords, |summary| summary.list.clone());
+        let nodes: Vec<(u32, Node)> = self.nodes(&unseen).await?.into_iter().collect();
         let spans: Vec<(u64, u64)> =
             nodes.iter().map(|(_, n)| (n.start, u64::from(n.len))).collect();
         // A list holds each chunk at most once: a varint address and a weight each.
         let longest = u64::from(self.graph.chunks) * 9 + 5;
         let read = self.file.stream(self.graph.appearances, &spans, longest).await?;
-        nodes
-            .into_iter()
-            .zip(read)
-            .map(|((k, node), bytes)| {
-                let list = postcard::from_bytes(&bytes).map_err(|e| {
-                    Error::Decode(format!("the appearances of {:?}: {e}", node.key).to_lowercase())
-                })?;
-                Ok((k, list))
-            })
-            .collect()
+        for ((k, node), bytes) in nodes.into_iter().zip(read) {
+            let list = postcard::from_bytes(&bytes).map_err(|e| {
+                Error::Decode(format!("the appearances of {:?}: {e}", node.key).to_lowercase())
+            })?;
+            found.insert(k, list);
+        }
+        Ok(found)
     }
 
     async fn links(&self, chunks: &[u32]) -> Result<HashMap<u32, ChunkLinks>> {

@@ -8,12 +8,14 @@
 use std::collections::HashMap;
 use std::future::{Future, ready};
 
+use serde::{Deserialize, Serialize};
+
 use super::{GraphIndex, KeywordGraph};
 use crate::Result;
 use crate::keywords::KeywordKind;
 
 /// What a search needs of a keyword node.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct KeywordInfo {
     /// Matching form.
     pub(crate) key: String,
