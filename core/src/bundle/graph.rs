@@ -29,10 +29,14 @@
 //! # Search
 //!
 //! The search is the one the graph in memory runs ([`crate::graph`]), over these sections: it
-//! asks for everything a step needs at once, so each step is one round of range reads (the
-//! matched keywords' nodes, their lists, then per hop the frontier's links and the lists of
-//! the keywords it follows). Chunks are numbered by address, which orders them as their
-//! indices do, so results are those of the graph in memory, addresses for indices.
+//! asks for everything a step needs at once, and each step reads in one round of ranges, or
+//! two where it must first learn where lists lie. Matching a query takes three rounds (the
+//! keys it names exactly, the words' slots, their entries), the lists of exact matches two,
+//! and each hop up to three (the frontier's links, then the nodes and lists of the keywords
+//! it follows that the words did not bring). Chunks are numbered by address, which orders them
+//! as their indices do, so results are those of the graph in memory, addresses for indices.
+//! Every list of keywords or chunks is refused unless it names each once, as writers store
+//! it, so a hostile file cannot make a search repeat its work.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
@@ -304,10 +308,36 @@ fn encoding(e: impl std::fmt::Display) -> Error {
     Error::Config(format!("the keyword graph cannot be encoded: {e}"))
 }
 
-/// The slot of the route `at` lies in: the last whose first is at most `at`.
-fn route<T: PartialOrd<Q>, Q: ?Sized>(firsts: &[T], at: &Q) -> Option<u32> {
-    let after = firsts.partition_point(|first| first <= at);
+/// The slot before the first of a section's routes that `partition_point` found past what is
+/// looked for: the one it lies in, if any.
+fn route(after: usize) -> Option<u32> {
     after.checked_sub(1).map(|slot| slot as u32)
+}
+
+/// Whether `items` are strictly increasing, as a writer stores every list of keywords or
+/// chunks: a list naming one twice (which would make a search repeat its work for each time)
+/// is refused.
+fn increasing<T: PartialOrd>(items: impl IntoIterator<Item = T>) -> bool {
+    let mut items = items.into_iter();
+    let Some(mut previous) = items.next() else {
+        return true;
+    };
+    items.all(|item| {
+        let ordered = previous < item;
+        previous = item;
+        ordered
+    })
+}
+
+/// Whether an APPEARS_IN list names each chunk once.
+fn distinct_chunks(list: &[(u32, f32)]) -> bool {
+    let mut chunks: Vec<u32> = list.iter().map(|&(chunk, _)| chunk).collect();
+    chunks.sort_unstable();
+    increasing(chunks)
+}
+
+fn does_not_add_up(what: impl std::fmt::Display) -> Error {
+    Error::Decode(format!("{what} does not add up"))
 }
 
 /// Reads a [`PagedGraph`]'s sections of one file, for one search.
@@ -365,16 +395,20 @@ impl<S: RangeSource, B> Reader<'_, S, B> {
     /// The stored nodes of `keywords` (those that exist).
     async fn nodes(&self, keywords: &[u32]) -> Result<HashMap<u32, Node>> {
         let routes = &self.graph.keyword_routes;
-        let firsts: Vec<u32> = routes.iter().map(|r| r.1).collect();
+        let slot = |k: u32| route(routes.partition_point(|r| r.1 <= k));
         let routed: Vec<(u32, u32)> =
-            keywords.iter().filter_map(|&k| Some((k, route(&firsts, &k)?))).collect();
+            keywords.iter().filter_map(|&k| Some((k, slot(k)?))).collect();
         let slots = self.records::<Node>(self.graph.keywords, routed.iter().map(|r| r.1)).await?;
         let found = routed.into_iter().filter_map(|(k, slot)| {
             let place = k.checked_sub(routes.get(slot as usize)?.1)?;
             let node = slots.get(&slot)?.get(place as usize)?;
             Some((k, node.clone()))
         });
-        Ok(found.collect())
+        let nodes: HashMap<u32, Node> = found.collect();
+        match nodes.values().find(|node| !increasing(node.similar.iter().map(|s| s.0))) {
+            Some(node) => Err(does_not_add_up(format!("the SIMILAR_TO list of {:?}", node.key))),
+            None => Ok(nodes),
+        }
     }
 }
 
@@ -385,9 +419,9 @@ impl<S: RangeSource, B> GraphData for Reader<'_, S, B> {
 
     async fn find(&self, keys: &[String]) -> Result<Vec<u32>> {
         let routes = &self.graph.keyword_routes;
-        let firsts: Vec<&str> = routes.iter().map(|r| r.0.as_str()).collect();
+        let slot = |key: &String| route(routes.partition_point(|r| r.0 <= *key));
         let routed: Vec<(&String, u32)> =
-            keys.iter().filter_map(|key| Some((key, route(&firsts, &key.as_str())?))).collect();
+            keys.iter().filter_map(|key| Some((key, slot(key)?))).collect();
         let slots = self.records::<Node>(self.graph.keywords, routed.iter().map(|r| r.1)).await?;
         let found = routed.into_iter().filter_map(|(key, slot)| {
             let place = slots.get(&slot)?.iter().position(|node| node.key == *key)?;
@@ -422,9 +456,14 @@ impl<S: RangeSource, B> GraphData for Reader<'_, S, B> {
                 words.filter(|word| matching(probe, &word.word)).collect()
             })
             .collect();
+        // A word two probes found is read once; entries of different words never overlap.
         let mut wanted: Vec<&Word> = found.iter().flatten().copied().collect();
-        wanted.sort_by_key(|word| word.start);
-        wanted.dedup_by_key(|word| word.start);
+        wanted.sort_by(|a, b| (a.start, &a.word).cmp(&(b.start, &b.word)));
+        wanted.dedup_by(|a, b| (a.start, &a.word) == (b.start, &b.word));
+        let end = |word: &Word| word.start.saturating_add(u64::from(word.len));
+        if let Some(pair) = wanted.windows(2).find(|pair| pair[1].start < end(pair[0])) {
+            return Err(does_not_add_up(format!("the entry of word {:?}", pair[1].word)));
+        }
         let spans: Vec<(u64, u64)> = wanted.iter().map(|w| (w.start, u64::from(w.len))).collect();
         let read = self.file.stream(self.graph.word_data, &spans, MAX_STREAM_READ).await?;
         let mut entries: HashMap<u64, Vec<u32>> = HashMap::new();
@@ -433,6 +472,12 @@ impl<S: RangeSource, B> GraphData for Reader<'_, S, B> {
             let summaries: Vec<Summary> = postcard::from_bytes(&bytes).map_err(|e| {
                 Error::Decode(format!("the entry of word {:?}: {e}", word.word).to_lowercase())
             })?;
+            let sound = |s: &Summary| {
+                increasing(s.info.similar.iter().map(|n| n.0)) && distinct_chunks(&s.list)
+            };
+            if !increasing(summaries.iter().map(|s| s.keyword)) || !summaries.iter().all(sound) {
+                return Err(does_not_add_up(format!("the entry of word {:?}", word.word)));
+            }
             entries.insert(word.start, summaries.iter().map(|s| s.keyword).collect());
             seen.extend(summaries.into_iter().map(|summary| (summary.keyword, summary)));
         }
@@ -462,23 +507,101 @@ impl<S: RangeSource, B> GraphData for Reader<'_, S, B> {
         let longest = u64::from(self.graph.chunks) * 9 + 5;
         let read = self.file.stream(self.graph.appearances, &spans, longest).await?;
         for ((k, node), bytes) in nodes.into_iter().zip(read) {
-            let list = postcard::from_bytes(&bytes).map_err(|e| {
+            let list: Vec<(u32, f32)> = postcard::from_bytes(&bytes).map_err(|e| {
                 Error::Decode(format!("the appearances of {:?}: {e}", node.key).to_lowercase())
             })?;
+            if !distinct_chunks(&list) {
+                return Err(does_not_add_up(format!("the appearances of {:?}", node.key)));
+            }
             found.insert(k, list);
         }
         Ok(found)
     }
 
     async fn links(&self, chunks: &[u32]) -> Result<HashMap<u32, ChunkLinks>> {
-        let routed: Vec<(u32, u32)> =
-            chunks.iter().filter_map(|&c| Some((c, route(&self.graph.link_routes, &c)?))).collect();
+        let routes = &self.graph.link_routes;
+        let slot = |c: u32| route(routes.partition_point(|&first| first <= c));
+        let routed: Vec<(u32, u32)> = chunks.iter().filter_map(|&c| Some((c, slot(c)?))).collect();
         let slots = self.records::<Links>(self.graph.links, routed.iter().map(|r| r.1)).await?;
-        let found = routed.into_iter().filter_map(|(chunk, slot)| {
-            let links = slots.get(&slot)?.iter().find(|links| links.address == chunk)?;
+        let mut found = HashMap::new();
+        for (chunk, slot) in routed {
+            let Some(links) = slots.get(&slot).and_then(|s| s.iter().find(|l| l.address == chunk))
+            else {
+                continue;
+            };
+            if !increasing(links.keywords.iter().map(|k| k.0)) || !increasing(&links.neighbours) {
+                return Err(does_not_add_up(format!("the links of chunk {chunk}")));
+            }
             let (keywords, neighbours) = (links.keywords.clone(), links.neighbours.clone());
-            Some((chunk, ChunkLinks { keywords, neighbours }))
-        });
-        Ok(found.collect())
+            found.insert(chunk, ChunkLinks { keywords, neighbours });
+        }
+        Ok(found)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bundle::paged::{InMemory, VERSION, now};
+
+    /// A graph of one keyword `a` (its list `list`, SIMILAR_TO itself twice when `similar`) in
+    /// chunks whose links name their keywords `keywords`.
+    fn file_with(
+        list: Vec<(u32, f32)>,
+        similar: Vec<(u32, f32)>,
+        keywords: Vec<(u32, f32)>,
+    ) -> PagedFile<InMemory, PagedGraph> {
+        let mut writer = PagedWriter::new();
+        let stream = postcard::to_allocvec(&list).unwrap();
+        let node = Node {
+            key: "a".into(),
+            display: "A".into(),
+            kind: KeywordKind::Phrase,
+            chunks: 2,
+            similar,
+            start: 0,
+            len: stream.len() as u32,
+        };
+        let (keywords_section, _) = writer.records("keywords", 4096, &[node]).unwrap();
+        let appearances = writer.stream("appearances", 4096, &stream).unwrap();
+        let (words, _) = writer.records::<Word>("words", 4096, &[]).unwrap();
+        let word_data = writer.stream("word data", 4096, &[]).unwrap();
+        let chunk = |address| Links { address, keywords: keywords.clone(), neighbours: vec![] };
+        let (links, _) = writer.records("links", 4096, &[chunk(0), chunk(1)]).unwrap();
+        let graph = PagedGraph {
+            chunks: 2,
+            keywords: keywords_section,
+            keyword_routes: vec![("a".into(), 0)],
+            appearances,
+            words,
+            word_routes: vec![],
+            word_data,
+            links,
+            link_routes: vec![0],
+        };
+        let bytes = writer.finish(graph, VERSION, VERSION).unwrap();
+        now(PagedFile::open(InMemory(bytes), 1 << 20)).unwrap()
+    }
+
+    fn search(file: &PagedFile<InMemory, PagedGraph>) -> Result<Vec<u32>> {
+        let options = GraphSearch::default();
+        let hits = now(file.body().search_keywords(file, &[0], 10, &options, &|_| true))?;
+        Ok(hits.iter().map(|hit| hit.chunk).collect())
+    }
+
+    #[test]
+    fn lists_naming_a_chunk_or_keyword_twice_are_refused() {
+        let (list, one) = (vec![(0, 1.0), (1, 0.5)], vec![(0, 1.0)]);
+        assert_eq!(search(&file_with(list.clone(), vec![], one.clone())).unwrap(), [0, 1]);
+        let refused = |file| search(&file).unwrap_err().to_string();
+        let twice = vec![(1, 1.0), (0, 0.5), (1, 0.5)];
+        assert_eq!(
+            refused(file_with(twice, vec![], one.clone())),
+            "malformed bundle payload: the appearances of \"a\" does not add up"
+        );
+        let similar = vec![(0, 0.9), (0, 0.8)];
+        assert!(refused(file_with(list.clone(), similar, one)).contains("SIMILAR_TO"));
+        let keywords = vec![(0, 1.0), (0, 1.0)];
+        assert!(refused(file_with(list, vec![], keywords)).contains("the links of chunk"));
     }
 }

@@ -3,7 +3,8 @@
 //!
 //! Every method takes a batch: a search asks, at each step, for all it needs to take that
 //! step (the lists of every matched keyword, the links of every chunk of a hop), so that a
-//! paged graph reads them in one round of range requests.
+//! paged graph reads them together, in one round of range requests (or two, where it must
+//! first read where the lists lie).
 
 use std::collections::HashMap;
 use std::future::{Future, ready};

@@ -601,7 +601,7 @@ mod tests {
     }
 
     #[test]
-    pub(crate) fn similar_to_links_overlapping_keys_within_limits() {
+    fn similar_to_links_overlapping_keys_within_limits() {
         let number = Keyword { kind: KeywordKind::Number, ..phrase("10") };
         let per_chunk = vec![
             vec![phrase("vitamin d"), phrase("il 10"), number],

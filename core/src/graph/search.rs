@@ -22,7 +22,7 @@
 //! ("Houston Baptist University"). [`GraphIndex::bridge`] follows such bridge entities from
 //! the best chunks of a first retrieval (see its docs); hybrid search fuses its scores in.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::future::Future;
 
 use super::data::{ChunkLinks, GraphData, KeywordInfo, WordEntry, WordProbe};
@@ -52,7 +52,7 @@ const FAN_OUT: usize = 32;
 /// A chunk found by graph retrieval.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GraphHit {
-    /// Chunk index.
+    /// Chunk: its index in memory, its address in a paged bundle.
     pub chunk: u32,
     /// Graph score (higher is better).
     pub score: f32,
@@ -473,8 +473,11 @@ async fn expand<D: GraphData>(
                 }
             }
         }
+        // Each chunk once, at its best score: which of a chunk's links improved it first
+        // (the order of its keywords) changes nothing.
         next.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-        next.dedup_by_key(|n| n.1);
+        let mut taken = HashSet::new();
+        next.retain(|&(_, chunk)| taken.insert(chunk));
         // Not `into_iter()`: rustc 1.95 (LLVM) vectorises that in-place collect of
         // `(f32, u32)` into `u32` with a load past the end of the buffer (found by fuzzing).
         frontier = next.iter().take(width).map(|&(_, c)| c).collect();
