@@ -18,6 +18,7 @@ mod cold_start;
 mod embedding;
 mod format;
 mod graph_io;
+mod lazy;
 mod machine;
 mod partitions;
 mod recall;
@@ -137,6 +138,8 @@ struct Report {
     #[serde(skip_serializing_if = "Option::is_none")]
     partitions: Option<partitions::PartitionsReport>,
     graph_io: Option<graph_io::GraphIoReport>,
+    /// SciFact's bundle in format 4 against it in memory.
+    lazy: Option<lazy::LazyReport>,
     search: Vec<scale::ScaleReport>,
     /// Bytes per chunk of the real bundles (the synthetic ones' are in `search`).
     bundles: Vec<NamedBytes>,
@@ -229,6 +232,7 @@ fn run(args: Args) -> Result<()> {
         _ => None,
     };
     let graph_io = scifact.as_ref().map(graph_io::measure).transpose()?;
+    let lazy = scifact.as_ref().map(lazy::measure).transpose()?;
     let search = match (&model, args.skip_search) {
         (Some(model), false) => args
             .sizes
@@ -252,6 +256,7 @@ fn run(args: Args) -> Result<()> {
         real_vectors,
         partitions,
         graph_io,
+        lazy,
         search,
         bundles,
         cold_start,
@@ -360,10 +365,10 @@ fn command_line() -> String {
 }
 
 /// Runs `search` per query: the results and each query's milliseconds.
-fn timed_searches<Q: Copy>(
+fn timed_searches<Q: Copy, T>(
     queries: &[Q],
-    search: impl Fn(Q) -> edgerag_core::Result<Vec<Scored>>,
-) -> Result<(Vec<Vec<Scored>>, Vec<f64>)> {
+    search: impl Fn(Q) -> edgerag_core::Result<T>,
+) -> Result<(Vec<T>, Vec<f64>)> {
     let mut results = Vec::with_capacity(queries.len());
     let mut ms = Vec::with_capacity(queries.len());
     for &q in queries {

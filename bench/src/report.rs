@@ -38,6 +38,7 @@ pub(super) fn markdown(report: &Report) -> String {
         (!report.real_vectors.is_empty()).then(|| crate::recall::markdown(&report.real_vectors)),
         report.partitions.as_ref().map(crate::partitions::markdown),
         report.graph_io.as_ref().map(crate::graph_io::markdown),
+        report.lazy.as_ref().map(crate::lazy::markdown),
         (!report.search.is_empty()).then(|| crate::scale::markdown(&report.search)),
         (!report.bundles.is_empty())
             .then(|| crate::scale::bytes_markdown(&report.bundles, &report.search)),

@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result, bail};
+use edgerag_core::bundle::lazy::Layout;
 use edgerag_core::bundle::{BuildFailure, BuildSummary};
 use edgerag_core::chunk::ChunkConfig;
 use edgerag_core::index::dense::Quantization;
@@ -34,6 +35,10 @@ pub(crate) struct Args {
     /// chunks are embedded.
     #[arg(long, value_name = "BUNDLE")]
     update: Option<PathBuf>,
+    /// Format of the bundle: 3 (read whole, by every host) or 4 (read by range; `edgerag
+    /// search` reads it from a file or a URL, other hosts do not yet).
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u16).range(3..=4))]
+    format: u16,
     #[command(flatten)]
     settings: Settings,
     /// Print a JSON summary instead of text (and no progress bars).
@@ -165,7 +170,10 @@ pub(crate) fn run(args: Args) -> Result<()> {
 
     let reused_vectors = builder.reused_vectors();
     let bundle = finish(builder, args.json)?;
-    let bytes = bundle.to_bytes()?;
+    let bytes = match args.format {
+        4 => bundle.to_paged_bytes(&Layout::default())?,
+        _ => bundle.to_bytes()?,
+    };
     files::write_atomic(&args.output, &bytes)?;
 
     let summary = Summary {

@@ -2,8 +2,12 @@
 
 use std::path::PathBuf;
 
-use anyhow::Result;
-use edgerag_core::bundle::Inspection;
+use anyhow::{Context, Result};
+use edgerag_cli::source;
+use edgerag_core::Error;
+use edgerag_core::bundle::lazy::LazyBundle;
+use edgerag_core::bundle::paged::{RangeSource, SectionRef};
+use edgerag_core::bundle::{Inspection, Manifest};
 use serde::Serialize;
 
 use crate::{files, output};
@@ -26,21 +30,101 @@ struct Report<'a> {
     inspection: Inspection<'a>,
 }
 
+/// What inspecting a bundle of format 4 shows: its manifest and sections, read by range.
+#[derive(Debug, Serialize)]
+struct PagedReport<'a> {
+    bundle: String,
+    bytes: u64,
+    manifest: &'a Manifest,
+    /// Bytes read to open it (the header and directory).
+    open_bytes: u64,
+    sections: Vec<Section>,
+}
+
+/// A section of a bundle of format 4.
+#[derive(Debug, Serialize)]
+pub(crate) struct Section {
+    name: String,
+    /// Bytes of each slot.
+    slot: u32,
+    slots: u32,
+}
+
+impl Section {
+    /// The sections of `bundle`.
+    pub(crate) fn all<S: RangeSource>(bundle: &LazyBundle<S>) -> Vec<Self> {
+        let section =
+            |s: &SectionRef| Section { name: s.name.clone(), slot: s.slot, slots: s.slots };
+        bundle.sections().iter().map(section).collect()
+    }
+
+    /// The section as a line for people.
+    pub(crate) fn print(&self) {
+        output::line(&format!(
+            "  {:<12} {:>8} slots of {:>6} bytes",
+            self.name, self.slots, self.slot
+        ));
+    }
+}
+
 pub(crate) fn run(args: Args) -> Result<()> {
-    let searcher = files::open_bundle(&args.bundle)?;
-    let report = Report {
-        bundle: args.bundle.display().to_string(),
-        bytes: std::fs::metadata(&args.bundle)?.len(),
-        inspection: searcher.bundle().inspect(),
+    let bytes = std::fs::metadata(&args.bundle)
+        .with_context(|| format!("reading {}", args.bundle.display()))?
+        .len();
+    let bundle = args.bundle.display().to_string();
+    let searcher = match files::open_bundle(&args.bundle) {
+        Err(error) if matches!(error.downcast_ref(), Some(Error::ReadByRange)) => {
+            return inspect_paged(bundle, bytes, args.json);
+        }
+        searcher => searcher?,
     };
+    let report = Report { bundle, bytes, inspection: searcher.bundle().inspect() };
     if args.json {
         return output::json(&report);
     }
-    let m = report.inspection.manifest;
+    output::line(&format!("bundle      {} ({} bytes)", report.bundle, report.bytes));
+    print_manifest(report.inspection.manifest);
+    let s = report.inspection.part_bytes;
+    output::line(&format!(
+        "bytes       chunks {}, graph {}, bm25 {}, dense {}, documents {}, manifest {}",
+        s.chunks, s.graph, s.bm25, s.dense, s.documents, s.manifest
+    ));
+    for d in &report.inspection.documents {
+        let pages = if d.pages > 0 { format!(", {} pages", d.pages) } else { String::new() };
+        output::line(&format!(
+            "  {:<40} {:?}, {} chunks{pages}  {}",
+            d.source, d.kind, d.chunks, d.title
+        ));
+    }
+    Ok(())
+}
+
+/// Inspects the bundle of format 4 at `bundle`, reading its directory only.
+fn inspect_paged(bundle: String, bytes: u64, json: bool) -> Result<()> {
+    let searcher = source::open_lazy(&bundle).with_context(|| bundle.clone())?;
+    let report = PagedReport {
+        manifest: searcher.manifest(),
+        open_bytes: searcher.io().bytes,
+        sections: Section::all(searcher.bundle()),
+        bundle,
+        bytes,
+    };
+    if json {
+        return output::json(&report);
+    }
+    output::line(&format!(
+        "bundle      {} ({} bytes; opening it reads {})",
+        report.bundle, report.bytes, report.open_bytes
+    ));
+    print_manifest(report.manifest);
+    report.sections.iter().for_each(Section::print);
+    Ok(())
+}
+
+/// Prints the manifest for people.
+fn print_manifest(m: &Manifest) {
     let c = m.counts;
     let p = &m.params;
-    let s = report.inspection.part_bytes;
-    output::line(&format!("bundle      {} ({} bytes)", report.bundle, report.bytes));
     output::line(&format!("corpus      {}", m.corpus));
     output::line(&format!("format      v{} (edgerag {})", m.format_version, m.edgerag_version));
     output::line(&format!("created     {} (unix seconds)", m.created));
@@ -79,16 +163,4 @@ pub(crate) fn run(args: Args) -> Result<()> {
         p.dense.ef_search,
         p.dense.exact_below
     ));
-    output::line(&format!(
-        "bytes       chunks {}, graph {}, bm25 {}, dense {}, documents {}, manifest {}",
-        s.chunks, s.graph, s.bm25, s.dense, s.documents, s.manifest
-    ));
-    for d in &report.inspection.documents {
-        let pages = if d.pages > 0 { format!(", {} pages", d.pages) } else { String::new() };
-        output::line(&format!(
-            "  {:<40} {:?}, {} chunks{pages}  {}",
-            d.source, d.kind, d.chunks, d.title
-        ));
-    }
-    Ok(())
 }

@@ -2,6 +2,7 @@
 
 mod ask;
 mod build;
+mod convert;
 mod embed;
 mod eval;
 mod flags;
@@ -28,6 +29,8 @@ struct Cli {
 enum Command {
     /// Build a corpus bundle from files and directories (.txt, .md, .html, .pdf).
     Build(build::Args),
+    /// Rewrite a bundle of format 1-3 as format 4, read by range (vectors kept as they are).
+    Convert(convert::Args),
     /// Show a bundle's manifest and statistics.
     Inspect(inspect::Args),
     /// Search a bundle.
@@ -51,6 +54,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Build(args) => build::run(args),
+        Command::Convert(args) => convert::run(args),
         Command::Inspect(args) => inspect::run(args),
         Command::Search(args) => search::run(args),
         Command::Ask(args) => ask::run(args),

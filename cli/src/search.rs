@@ -1,10 +1,13 @@
 //! `edgerag search`: ranked chunks for a query.
 
-use std::path::PathBuf;
+use std::path::Path;
 
 use anyhow::{Context, Result};
+use edgerag_cli::source::{self, BundleSource, blocking};
+use edgerag_core::bundle::paged::Io;
 use edgerag_core::query::{Filter, SearchResults};
-use edgerag_core::{DocKind, Hit, Mode};
+use edgerag_core::{DocKind, Error, Hit, Mode, SearchOptions};
+use serde::Serialize;
 
 use crate::flags::model::{self, ModelArgs};
 use crate::flags::retrieval::FusionArgs;
@@ -13,8 +16,8 @@ use crate::{files, output};
 /// Arguments of `edgerag search`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
-    /// The bundle file.
-    bundle: PathBuf,
+    /// The bundle: a file, or the http(s):// URL of one of format 4 (read by range).
+    bundle: String,
     /// The query.
     query: String,
     /// Number of results.
@@ -47,26 +50,71 @@ pub(crate) struct Args {
     json: bool,
 }
 
+/// What `--json` prints of a search of a bundle read by range: the results, and what
+/// reading it cost (opening included).
+#[derive(Debug, Serialize)]
+struct ReadByRange<'a> {
+    #[serde(flatten)]
+    results: SearchResults<'a>,
+    io: Io,
+}
+
 pub(crate) fn run(args: Args) -> Result<()> {
-    let searcher = files::open_bundle(&args.bundle)?;
-    let searcher = model::attach(searcher, &args.model, args.mode, args.json)?;
     let mut request = args.fusion.request(args.mode, args.k, args.explain);
     request.filter = Filter {
-        documents: args.documents,
-        section: args.section,
+        documents: args.documents.clone(),
+        section: args.section.clone(),
         pages: args.pages,
-        kinds: args.kinds,
+        kinds: args.kinds.clone(),
     };
     let options = request.options(args.k).context("search")?;
-    let hits = searcher.search(&args.query, &options).context("search")?;
+    let location = &args.bundle;
+    let remote = location.starts_with("http://") || location.starts_with("https://");
+    match source::open_lazy(location) {
+        Ok(searcher) => search_by_range(searcher, &args, &options),
+        // Older formats are read whole.
+        Err(Error::TooOld { .. }) if !remote => {
+            let searcher = files::open_bundle(Path::new(location))?;
+            let searcher = model::attach(searcher, &args.model, args.mode, args.json)?;
+            let hits = searcher.search(&args.query, &options).context("search")?;
+            let results = SearchResults { query: &args.query, mode: options.mode, results: hits };
+            match args.json {
+                true => output::json(&results),
+                false => print(&results.results),
+            }
+        }
+        Err(Error::TooOld { found, .. }) => Err(anyhow::anyhow!(
+            "{location}: a bundle of format {found} is read whole: download it, or convert it \
+             to format 4 (`edgerag convert`) to search it by range"
+        )),
+        Err(error) => Err(error).context(location.clone()),
+    }
+}
+
+fn search_by_range(
+    searcher: edgerag_core::query::LazySearcher<BundleSource>,
+    args: &Args,
+    options: &SearchOptions,
+) -> Result<()> {
+    let spec = searcher.manifest().embedding.as_ref();
+    let searcher = match model::for_mode(spec, &args.model, args.mode, args.json)? {
+        Some(embedder) => searcher.with_embedder(Box::new(embedder))?,
+        None => searcher,
+    };
+    let hits = blocking(searcher.search(&args.query, options))
+        .with_context(|| format!("search {}", args.bundle))?;
     if args.json {
         let results = SearchResults { query: &args.query, mode: options.mode, results: hits };
-        return output::json(&results);
+        return output::json(&ReadByRange { results, io: searcher.io() });
     }
+    print(&hits)
+}
+
+fn print(hits: &[Hit]) -> Result<()> {
     if hits.is_empty() {
         output::line("no results");
     }
-    for hit in &hits {
+    for hit in hits {
         print_hit(hit);
     }
     Ok(())

@@ -11,7 +11,9 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use edgerag_core::bundle::paged::RangeSource;
+use edgerag_core::bundle::lazy::DEFAULT_BUDGET;
+use edgerag_core::bundle::paged::{RangeSource, ready_now};
+use edgerag_core::query::LazySearcher;
 use edgerag_core::{Error, Result};
 use ureq::Agent;
 
@@ -19,6 +21,28 @@ use ureq::Agent;
 pub const PARALLEL: usize = 8;
 /// The largest bundle read whole from a server that ignores `Range`.
 pub const MAX_WHOLE: u64 = 2 << 30;
+
+/// How long an HTTP request for a range may take.
+pub const TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Opens the bundle of format version 4 at `location` (a file path or an HTTP(S) URL) by
+/// range.
+///
+/// # Errors
+/// As [`BundleSource::open`] and [`LazySearcher::open`]: [`Error::TooOld`] for a bundle of an
+/// older format (read whole instead).
+pub fn open_lazy(location: &str) -> Result<LazySearcher<BundleSource>> {
+    blocking(LazySearcher::open(BundleSource::open(location, TIMEOUT)?, DEFAULT_BUDGET))
+}
+
+/// The output of `future`, which reads from the CLI's sources: they do their work when first
+/// polled, so it is ready then.
+///
+/// # Errors
+/// The future's; [`Error::Read`] if it is not ready (a source that does not block).
+pub fn blocking<T>(future: impl std::future::Future<Output = Result<T>>) -> Result<T> {
+    ready_now(future).unwrap_or_else(|| Err(Error::Read("a read did not complete at once".into())))
+}
 
 /// A bundle read by range: a local file, or a URL.
 #[derive(Debug)]

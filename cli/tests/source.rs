@@ -9,51 +9,79 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use edgerag_cli::source::{BundleSource, FileSource, HttpSource};
-use edgerag_core::bundle::paged::{PagedFile, PagedWriter, RangeSource, VERSION};
-use edgerag_core::bundle::{ChunkStore, Lexicon, lexicon};
-use edgerag_core::index::Scored;
-use edgerag_core::text::Analyzer;
-use edgerag_core::{Bundle, Error};
+use edgerag_core::bundle::lazy::{Body, DEFAULT_BUDGET};
+use edgerag_core::bundle::paged::{PagedFile, RangeSource};
+use edgerag_core::query::LazySearcher;
+use edgerag_core::{Error, SearchOptions};
 
-use crate::cli::{self, json as run_json};
+use crate::cli::{self, edgerag, json as run_json};
 use crate::serve::{Serving, make_site};
-use crate::support::path;
+use crate::support::{one_error_line, path};
 
-type Paged<S> = PagedFile<S, (ChunkStore, Lexicon)>;
+type Paged<S> = PagedFile<S, Body>;
 
 /// The output of a future that is ready at once, as the CLI's reads are.
 fn now<F: std::future::Future>(future: F) -> F::Output {
     edgerag_core::bundle::paged::ready_now(future).expect("a CLI read is ready at once")
 }
 
-/// The chunk store and BM25 index of a bundle of the demo's documents, as a paged file in
-/// `dir/site/demo.paged`.
+/// A bundle of the demo's documents without vectors, in format 3 at `dir/demo.bundle` and
+/// converted to format 4 at `dir/site/demo.paged`, which is returned.
 fn paged_file(dir: &Path) -> std::path::PathBuf {
     let whole = dir.join("demo.bundle");
     let corpus = cli::demo_corpus();
-    run_json(&["build", path(&corpus), "-o", path(&whole), "--no-embed", "--json"]);
-    let bundle = Bundle::from_bytes(&std::fs::read(whole).unwrap()).unwrap();
-    let mut writer = PagedWriter::new();
-    let (store, addresses) =
-        ChunkStore::write(&mut writer, &bundle.documents, &bundle.chunks, 4 << 10).unwrap();
-    let lexicon =
-        Lexicon::write(&mut writer, &bundle.bm25, &addresses, 4 << 10, lexicon::FIRST_BLOCK);
-    let bytes = writer.finish((store, lexicon.unwrap()), VERSION, VERSION).unwrap();
+    let build = ["build", path(&corpus), "-o", path(&whole), "--no-embed", "--name", "demo"];
+    run_json(&[&build[..], &["--created", "1", "--json"]].concat());
     let file = dir.join("site/demo.paged");
-    std::fs::write(&file, bytes).unwrap();
+    let converted = run_json(&["convert", path(&whole), path(&file), "--json"]);
+    assert_eq!(converted["from_format"], 3);
+    assert_eq!(converted["bytes"], std::fs::metadata(&file).unwrap().len());
     file
 }
 
-/// A query's results and the texts of its hits, read through `source`, and what it cost.
-fn search<S: RangeSource>(source: S, query: &str) -> (Vec<Scored>, Vec<String>, u64, u64) {
-    let file: Paged<S> = now(PagedFile::open(source, 1 << 20)).unwrap();
-    let (store, lexicon) = file.body();
-    let terms = Analyzer::new().terms(query);
-    let hits = now(lexicon.search(&file, &terms, 5, |_| true)).unwrap();
-    let addresses: Vec<u32> = hits.iter().map(|hit| hit.chunk).collect();
-    let texts = now(store.read(&file, &addresses)).unwrap();
-    let io = file.io();
-    (hits, texts.into_iter().map(|c| c.chunk.text).collect(), io.requests, io.bytes)
+/// A query's results (ids and texts) read through `source`, and what it cost.
+fn search<S: RangeSource>(source: S, query: &str) -> (Vec<String>, Vec<String>, u64, u64) {
+    let searcher = now(LazySearcher::open(source, DEFAULT_BUDGET)).unwrap();
+    let hits = now(searcher.search(query, &SearchOptions::default())).unwrap();
+    let io = searcher.io();
+    let ids = hits.iter().map(|hit| hit.chunk_id.clone()).collect();
+    (ids, hits.into_iter().map(|hit| hit.text).collect(), io.requests, io.bytes)
+}
+
+#[test]
+fn a_converted_bundle_searches_as_the_bundle_read_whole_and_as_one_built_so() {
+    let dir = tempfile::tempdir().unwrap();
+    make_site(dir.path());
+    let paged = paged_file(dir.path());
+    let whole = dir.path().join("demo.bundle");
+    let (paged, whole) = (path(&paged), path(&whole));
+    for mode in ["bm25", "graph", "hybrid"] {
+        for query in ["Who gave their name to Normandy?", "time hierarchy theorem"] {
+            let search = |bundle: &str| {
+                run_json(&["search", bundle, query, "--mode", mode, "-k", "5", "--json"])
+            };
+            let (mut got, expected) = (search(paged), search(whole));
+            let io = got.as_object_mut().unwrap().remove("io").unwrap();
+            assert!(io["requests"].as_u64().unwrap() > 1, "{io}");
+            assert!(io["bytes"].as_u64().unwrap() < std::fs::metadata(paged).unwrap().len());
+            assert_eq!(got, expected, "{mode}, {query:?}");
+            assert!(expected.get("io").is_none());
+        }
+    }
+    // `build --format 4` writes what converting its build of format 3 writes.
+    let built = dir.path().join("built.paged");
+    let corpus = cli::demo_corpus();
+    let build = ["build", path(&corpus), "-o", path(&built), "--no-embed", "--name", "demo"];
+    run_json(&[&build[..], &["--created", "1", "--format", "4", "--json"]].concat());
+    let same = std::fs::read(&built).unwrap() == std::fs::read(paged).unwrap();
+    assert!(same, "build --format 4 and convert wrote different files");
+    // What cannot be done is said in one line.
+    let again = edgerag(&["convert", paged, path(&dir.path().join("x"))]);
+    assert_eq!(one_error_line(&again), format!("error: {paged}: already a bundle of format 4"));
+    let filtered = edgerag(&["search", paged, "Normandy", "--document", "normans.md"]);
+    assert!(one_error_line(&filtered).contains("not yet supported"));
+    let ask = edgerag(&["ask", paged, "Who were the Normans?", "--extractive"]);
+    assert!(one_error_line(&ask).contains("read by range, not whole"));
 }
 
 #[test]
@@ -70,6 +98,9 @@ fn a_bundle_reads_the_same_from_its_file_and_over_http() {
     assert!(!local.0.is_empty() && local.1.iter().any(|text| text.contains("Normandy")));
     assert_eq!(local, remote, "the same hits, texts, requests and bytes");
     assert!(local.3 < std::fs::metadata(&file).unwrap().len(), "less than the whole file");
+    // And so does `edgerag search`, given the URL.
+    let search = |bundle: &str| run_json(&["search", bundle, query, "--json"]);
+    assert_eq!(search(&url), search(path(&file)));
 
     // A slot changed on disk is refused, by name, over HTTP too.
     let mut bytes = std::fs::read(&file).unwrap();
@@ -87,7 +118,7 @@ fn a_bundle_reads_the_same_from_its_file_and_over_http() {
     // A file that is not there is a clear error.
     let missing = format!("http://127.0.0.1:{}/nothing.paged", server.port);
     let source = BundleSource::open(&missing, Duration::from_secs(10)).unwrap();
-    let error = now(PagedFile::<_, (ChunkStore, Lexicon)>::open(source, 1 << 20)).unwrap_err();
+    let error = now(Paged::open(source, 1 << 20)).unwrap_err();
     assert_eq!(error.to_string(), format!("reading the bundle: GET {missing}: HTTP status 404"));
     let error = BundleSource::open("/nowhere/x.paged", Duration::from_secs(1)).unwrap_err();
     assert!(error.to_string().starts_with("reading the bundle: /nowhere/x.paged: "), "{error}");

@@ -70,6 +70,12 @@ pub enum Error {
         /// Version this build writes.
         current: u16,
     },
+    /// A bundle of format version 4, meant to be read by range, was given to a reader of
+    /// whole files (versions 1 to 3).
+    #[error(
+        "this bundle (format version 4) is read by range, not whole: search it with `edgerag search`, or build one of format 3 for this host (`edgerag build --format 3`)"
+    )]
+    ReadByRange,
     /// The bundle was written in a format version this build no longer reads.
     #[error(
         "bundle format version {found} is too old (this edgerag reads versions {oldest}..={current}); rebuild the bundle"

@@ -1,9 +1,14 @@
 //! Bundle format: round trip, header checks, corruption, truncation, the stored fixture.
 
-use edgerag_core::bundle::{FORMAT_VERSION, HEADER_LEN, MAGIC, MIN_READER_VERSION};
-use edgerag_core::{Bundle, Error};
+use edgerag_core::bundle::lazy::{DEFAULT_BUDGET, Layout};
+use edgerag_core::bundle::paged::InMemory;
+use edgerag_core::bundle::{
+    FORMAT_VERSION, HEADER_LEN, MAGIC, MIN_READER_VERSION, Manifest, paged,
+};
+use edgerag_core::query::LazySearcher;
+use edgerag_core::{Bundle, Error, Hit, Mode, SearchOptions, Searcher};
 
-use crate::common;
+use crate::common::{self, now};
 
 #[test]
 fn round_trip_preserves_everything() {
@@ -53,10 +58,13 @@ fn corruption_is_detected() {
 fn versions_outside_the_readable_range_are_refused() {
     let bytes = common::bundle().to_bytes().unwrap();
     let mut too_new = bytes.clone();
-    too_new[10..12].copy_from_slice(&(FORMAT_VERSION + 1).to_le_bytes());
+    too_new[10..12].copy_from_slice(&(paged::VERSION + 1).to_le_bytes());
     let err = Bundle::from_bytes(&too_new).unwrap_err();
-    assert!(matches!(err, Error::TooNew { found, .. } if found == FORMAT_VERSION + 1));
+    assert!(matches!(err, Error::TooNew { found, .. } if found == paged::VERSION + 1));
     assert!(err.to_string().contains("newer edgerag"), "{err}");
+    // A bundle of format 4 is read by range: reading it whole says so.
+    let paged = common::bundle().to_paged_bytes(&Layout::default()).unwrap();
+    assert!(matches!(Bundle::from_bytes(&paged), Err(Error::ReadByRange)));
     let mut too_old = bytes;
     too_old[8..10].copy_from_slice(&0u16.to_le_bytes());
     assert!(matches!(Bundle::from_bytes(&too_old), Err(Error::TooOld { found: 0, .. })));
@@ -207,4 +215,43 @@ fn stored_v3_bundle_loads_with_semantic_keyword_edges() {
         .inspect(|s| assert!(s.score >= 0.8, "{s:?}"))
         .count();
     assert!(semantic > 0);
+}
+
+/// A bundle of format version 4, made from `bundle-v3.bundle` with `edgerag convert
+/// core/tests/fixtures/bundle-v3.bundle core/tests/fixtures/bundle-v4.bundle`.
+#[test]
+fn stored_v4_bundle_searches_as_the_v3_bundle_it_was_made_from() {
+    let bytes = common::fixture("bundle-v4.bundle");
+    assert_eq!(u16::from_le_bytes([bytes[8], bytes[9]]), 4);
+    assert_eq!(u16::from_le_bytes([bytes[10], bytes[11]]), 4);
+    let open = |bytes: &[u8]| now(LazySearcher::open(InMemory(bytes.to_vec()), DEFAULT_BUDGET));
+    let lazy = open(&bytes).unwrap();
+    let whole = Searcher::from_bytes(&common::fixture("bundle-v3.bundle")).unwrap();
+    let manifest = &whole.bundle().manifest;
+    assert_eq!(lazy.manifest(), &Manifest { format_version: 4, ..manifest.clone() });
+    let shown = |hits: Vec<Hit>| -> Vec<(String, f32, String, String)> {
+        hits.into_iter().map(|h| (h.chunk_id, h.score, h.title, h.text)).collect()
+    };
+    for mode in [Mode::Bm25, Mode::Graph, Mode::Hybrid] {
+        for query in ["Rollo swore fealty to King Charles III", "complexity classes", "Normandy"] {
+            let options = SearchOptions { mode, k: 5, ..SearchOptions::default() };
+            let expected = shown(whole.search(query, &options).unwrap());
+            assert!(!expected.is_empty(), "{query:?}, {mode}");
+            assert_eq!(shown(now(lazy.search(query, &options)).unwrap()), expected);
+        }
+    }
+    // A changed byte in a slot is refused, naming the slot and its section; so is a slot the
+    // file ends before.
+    let store = lazy.bundle().body().store;
+    let data = HEADER_LEN + u64::from_le_bytes(bytes[16..24].try_into().unwrap()) as usize;
+    let mut changed = bytes.clone();
+    changed[data + 20] ^= 1;
+    let error = now(open(&changed).unwrap().bundle().slots(store.section, &[0])).unwrap_err();
+    assert!(matches!(error, Error::CorruptedPage(_)), "{error}");
+    assert!(error.to_string().contains("slot 0 of section \"chunks\""), "{error}");
+    let cut = open(&bytes[..bytes.len() - 1]).unwrap();
+    let last = cut.bundle().sections().len() - 1;
+    let slots = cut.bundle().sections()[last].slots;
+    let error = now(cut.bundle().slots(last as u32, &[slots - 1])).unwrap_err();
+    assert!(matches!(error, Error::TruncatedPage(_)), "{error}");
 }

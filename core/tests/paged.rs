@@ -3,14 +3,16 @@
 
 use edgerag_core::bundle::graph::PagedGraph;
 use edgerag_core::bundle::ivf::{Ivf, IvfParams};
+use edgerag_core::bundle::lazy::{DEFAULT_BUDGET, Layout};
 use edgerag_core::bundle::lexicon::FIRST_BLOCK;
 use edgerag_core::bundle::paged::{InMemory, PagedFile, PagedWriter, VERSION};
 use edgerag_core::bundle::{ChunkStore, Lexicon};
 use edgerag_core::graph::{GraphHit, GraphIndex, GraphSearch};
 use edgerag_core::index::Scored;
 use edgerag_core::index::bm25::{Bm25Index, Bm25Params};
+use edgerag_core::query::{Filter, LazySearcher};
 use edgerag_core::text::Analyzer;
-use edgerag_core::{BuildOptions, Bundle, BundleBuilder, load};
+use edgerag_core::{BuildOptions, Bundle, BundleBuilder, Hit, Mode, SearchOptions, Searcher, load};
 
 use crate::common::{self, now};
 use crate::embed::minilm_boxed;
@@ -333,4 +335,54 @@ fn the_paged_graph_finds_what_the_graph_in_memory_finds() {
     let (requests, read) = (cold.io().requests - opened.requests, cold.io().bytes - opened.bytes);
     assert_eq!(requests, 2);
     assert!(read <= 3 * 4096, "{read} bytes");
+}
+
+#[test]
+fn a_bundle_of_format_4_answers_every_mode_as_the_bundle_in_memory() {
+    let bundle = embedded_demo();
+    let bytes = bundle.to_paged_bytes(&Layout::default()).unwrap();
+    let memory = Searcher::new(bundle.clone()).with_embedder(minilm_boxed()).unwrap();
+    let lazy = now(LazySearcher::open(InMemory(bytes), DEFAULT_BUDGET)).unwrap();
+    assert_eq!(lazy.io().requests, 1, "the header and directory in one read");
+    let lazy = lazy.with_embedder(minilm_boxed()).unwrap();
+    assert!(lazy.dense_ready());
+    // What a hit shows, and how each signal ranked it: chunks are named by address in one
+    // and by index in the other.
+    let shown = |hit: &Hit| {
+        let explain = hit.explain.as_ref().unwrap();
+        let signals = (explain.bm25, explain.dense, explain.graph, explain.graph_hops);
+        let place = (hit.document.clone(), hit.title.clone(), hit.page, hit.section.clone());
+        (hit.rank, hit.score, hit.chunk_id.clone(), place, hit.text.clone(), signals)
+    };
+    let mut found = 0;
+    for query in queries() {
+        for mode in [Mode::Bm25, Mode::Dense, Mode::Graph, Mode::Hybrid] {
+            let options = SearchOptions { mode, explain: true, ..SearchOptions::default() };
+            let expected = memory.search(query, &options);
+            let got = now(lazy.search(query, &options));
+            let (Ok(expected), Ok(got)) = (&expected, &got) else {
+                assert_eq!(
+                    got.map(|_| ()).map_err(|e| e.to_string()),
+                    expected.as_ref().map(|_| ()).map_err(|e| e.to_string()),
+                    "{query:?}, {mode}"
+                );
+                continue;
+            };
+            found += got.len();
+            let got: Vec<_> = got.iter().map(shown).collect();
+            assert_eq!(got, expected.iter().map(shown).collect::<Vec<_>>(), "{query:?}, {mode}");
+        }
+    }
+    assert!(found > 0);
+    // A query asked again reads nothing: its pages are in the cache.
+    let options = SearchOptions::default();
+    now(lazy.search("Who gave their name to Normandy?", &options)).unwrap();
+    let io = lazy.io();
+    now(lazy.search("Who gave their name to Normandy?", &options)).unwrap();
+    assert_eq!(lazy.io(), io);
+    // Metadata filters are refused, not ignored.
+    let filter = Filter { documents: vec!["normans.md".into()], ..Filter::default() };
+    let filtered = SearchOptions { filter, ..SearchOptions::default() };
+    let error = now(lazy.search("Normandy", &filtered)).unwrap_err();
+    assert!(error.to_string().contains("not yet supported"), "{error}");
 }

@@ -6,12 +6,12 @@ use edgerag_core::answer::{Answerer, AskOptions};
 use edgerag_core::bundle::graph::PagedGraph;
 use edgerag_core::bundle::ivf::Ivf;
 use edgerag_core::bundle::paged::{self, merkle};
-use edgerag_core::bundle::{ChunkStore, HEADER_LEN, Lexicon};
+use edgerag_core::bundle::{ChunkStore, HEADER_LEN, Lexicon, lazy};
 use edgerag_core::chunk::{self, CharSizer};
 use edgerag_core::graph::{GraphHit, GraphSearch};
 use edgerag_core::index::Scored;
 use edgerag_core::load::BlockKind;
-use edgerag_core::query::Filter;
+use edgerag_core::query::{Filter, LazySearcher};
 use edgerag_core::text::Analyzer;
 use edgerag_core::{
     BuildOptions, Bundle, BundleBuilder, DocKind, Document, Error, Mode, SearchOptions, Searcher,
@@ -198,7 +198,8 @@ pub fn query(searcher: &Searcher, thoroughly: bool) {
 /// Opens `bytes` as a paged file (format version 4): as one holding a chunk store and a BM25
 /// index, searched for [`PAGED_TERMS`] and its hits read from the store; with a chunk store and
 /// a dense index, searched by vector ([`search_dense`]); with a chunk store and a keyword
-/// graph, searched every way the graph is ([`search_graph`]); else as any paged
+/// graph, searched every way the graph is ([`search_graph`]); as a whole bundle, searched in
+/// every mode ([`search_whole`]); else as any paged
 /// file, its first [`SLOTS_READ`] slots of every section read. Any refusal is fine; a panic,
 /// or slots or chunks that are not the ones asked for, is not.
 pub fn read_paged(bytes: &[u8]) {
@@ -216,7 +217,11 @@ pub fn read_paged(bytes: &[u8]) {
     if let Ok(file) = &graph {
         search_graph(file);
     }
-    if sections.is_ok() || dense.is_ok() || graph.is_ok() {
+    let whole = ready(LazySearcher::open(source(), 64 << 10));
+    if let Ok(searcher) = &whole {
+        search_whole(searcher);
+    }
+    if sections.is_ok() || dense.is_ok() || graph.is_ok() || whole.is_ok() {
         return;
     }
     let file = match ready(paged::PagedFile::<_, ()>::open(source(), 64 << 10)) {
@@ -288,6 +293,19 @@ fn search_graph(file: &paged::PagedFile<paged::InMemory, Graph>) {
     }
 }
 
+/// Searches a whole bundle of format 4 in every mode that needs no model, explained; and in
+/// dense mode, which has none to use.
+fn search_whole(searcher: &LazySearcher<paged::InMemory>) {
+    let query = "When did the Normans conquer England in 1066?";
+    for mode in [Mode::Bm25, Mode::Graph, Mode::Hybrid, Mode::Dense] {
+        let options = SearchOptions { mode, k: 5, explain: true, ..SearchOptions::default() };
+        match ready(searcher.search(query, &options)) {
+            Ok(hits) => assert!(hits.len() <= 5, "{} hits for 5", hits.len()),
+            Err(error) => check_refusal(&error),
+        }
+    }
+}
+
 /// Terms [`read_paged`] searches for: some in the seed, one in none.
 pub const PAGED_TERMS: [&str; 4] = ["norman", "normandi", "franc", "zyzzyva"];
 
@@ -316,7 +334,8 @@ pub const SLOTS_READ: u32 = 256;
 /// section's root (in the directory) and slot proofs, for the sections that lie in the file.
 /// Bytes that do not have a paged file's shape come back unchanged.
 pub fn with_valid_hashes(bytes: &[u8]) -> Vec<u8> {
-    fixed::<Sections>(bytes)
+    fixed::<lazy::Body>(bytes)
+        .or_else(|| fixed::<Sections>(bytes))
         .or_else(|| fixed::<Dense>(bytes))
         .or_else(|| fixed::<Graph>(bytes))
         .or_else(|| fixed::<()>(bytes))

@@ -41,20 +41,32 @@ impl ModelArgs {
 }
 
 /// `searcher` with the bundle's embedding model loaded, when the bundle has vectors and
-/// `mode` uses them. Failing to load it is an error in dense mode and a warning otherwise
-/// (the other retrievers still work).
+/// `mode` uses them: see [`for_mode`].
 pub fn attach(searcher: Searcher, model: &ModelArgs, mode: Mode, quiet: bool) -> Result<Searcher> {
-    let Some(spec) = searcher.bundle().manifest.embedding.clone() else {
-        return Ok(searcher);
-    };
-    if matches!(mode, Mode::Bm25 | Mode::Graph) {
-        return Ok(searcher);
+    let spec = searcher.bundle().manifest.embedding.as_ref();
+    match for_mode(spec, model, mode, quiet)? {
+        Some(embedder) => Ok(searcher.with_embedder(Box::new(embedder))?),
+        None => Ok(searcher),
     }
-    match model.load_for(&spec, quiet) {
-        Ok(embedder) => Ok(searcher.with_embedder(Box::new(embedder))?),
+}
+
+/// The model of a bundle embedded as `spec` says, when it has vectors and `mode` uses them.
+/// Failing to load it is an error in dense mode and a warning otherwise (the other
+/// retrievers still work).
+pub fn for_mode(
+    spec: Option<&EmbeddingSpec>,
+    model: &ModelArgs,
+    mode: Mode,
+    quiet: bool,
+) -> Result<Option<Embedder>> {
+    let Some(spec) = spec.filter(|_| !matches!(mode, Mode::Bm25 | Mode::Graph)) else {
+        return Ok(None);
+    };
+    match model.load_for(spec, quiet) {
+        Ok(embedder) => Ok(Some(embedder)),
         Err(error) if mode != Mode::Dense => {
             output::warn(None, &format!("dense retrieval off: {error:#}"));
-            Ok(searcher)
+            Ok(None)
         }
         Err(error) => Err(error),
     }

@@ -44,7 +44,7 @@ use std::collections::{BTreeMap, HashMap};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use super::paged::{MAX_STREAM_READ, PagedFile, PagedWriter, RangeSource};
+use super::paged::{MAX_STREAM_READ, PagedFile, PagedWriter, RangeSource, route};
 use crate::graph::data::{ChunkLinks, GraphData, KeywordInfo, WordEntry, WordProbe};
 use crate::graph::search::{self, Start};
 use crate::graph::{GraphHit, GraphIndex, GraphSearch, KeywordGraph, MAX_LOOSE};
@@ -306,12 +306,6 @@ fn write_links(
 
 fn encoding(e: impl std::fmt::Display) -> Error {
     Error::Config(format!("the keyword graph cannot be encoded: {e}"))
-}
-
-/// The slot before the first of a section's routes that `partition_point` found past what is
-/// looked for: the one it lies in, if any.
-fn route(after: usize) -> Option<u32> {
-    after.checked_sub(1).map(|slot| slot as u32)
 }
 
 /// Whether `items` are strictly increasing, as a writer stores every list of keywords or

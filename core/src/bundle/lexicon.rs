@@ -37,7 +37,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::{Deserialize, Serialize};
 
-use super::paged::{PagedFile, PagedWriter, RangeSource};
+use super::paged::{PagedFile, PagedWriter, RangeSource, route};
 use super::varint;
 use crate::index::bm25::{self, Bm25Index, Bm25Params};
 use crate::index::{Scored, top_k};
@@ -243,9 +243,8 @@ impl Lexicon {
     ) -> Result<Vec<List>> {
         let mut routed: BTreeMap<u32, Vec<&String>> = BTreeMap::new();
         for term in terms {
-            let slot = self.routes.partition_point(|first| first <= term);
-            if let Some(slot) = slot.checked_sub(1) {
-                routed.entry(slot as u32).or_default().push(term);
+            if let Some(slot) = route(self.routes.partition_point(|first| first <= term)) {
+                routed.entry(slot).or_default().push(term);
             }
         }
         let slots: Vec<u32> = routed.keys().copied().collect();

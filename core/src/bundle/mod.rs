@@ -36,16 +36,17 @@
 //!   index. Version-1 files are still read ([`v1`]); they have no vectors.
 //! - 3: adds the semantic keyword-similarity settings (`semantic_threshold`,
 //!   `semantic_keywords`) to the graph parameters. Version-2 files are still read ([`v2`]).
-//! - 4 (under way, not yet written by builds): one file read by byte range, a query reading
-//!   only the pages it touches. Its container ([`paged`]: header, directory, sections of
-//!   fixed-size slots, each slot read alone and checked against its section's hash tree, a
-//!   page cache within a byte budget) is in place, with the chunk store ([`ChunkStore`]) and
-//!   the BM25 index ([`Lexicon`]); the dense index, the graph and the documents are not, nor
-//!   is a bundle written or searched as a whole.
+//! - 4: one file read by byte range, a query reading only the pages it touches ([`lazy`]
+//!   lays out the whole; its container, [`paged`], has a header of this shape, a directory,
+//!   and sections of fixed-size slots, each read alone and checked against its section's hash
+//!   tree). It is written beside version 3 (`edgerag build --format 4`, `edgerag convert`)
+//!   and read by range only ([`crate::query::LazySearcher`]): [`Bundle::from_bytes`] refuses
+//!   it with [`Error::ReadByRange`].
 
 mod build;
 pub mod graph;
 pub mod ivf;
+pub mod lazy;
 pub mod lexicon;
 pub mod paged;
 mod store;
@@ -540,7 +541,10 @@ pub(crate) fn parse_header(bytes: &[u8], found: u64, versions: (u16, u16)) -> Re
 /// Checks the header of a whole file and returns the format version and the payload.
 fn check_header(bytes: &[u8]) -> Result<(u16, &[u8])> {
     let found = bytes.len() as u64;
-    let header = parse_header(bytes, found, (OLDEST_READABLE_VERSION, FORMAT_VERSION))?;
+    let header = match parse_header(bytes, found, (OLDEST_READABLE_VERSION, FORMAT_VERSION)) {
+        Err(Error::TooNew { found: paged::VERSION, .. }) => return Err(Error::ReadByRange),
+        header => header?,
+    };
     let expected = (HEADER_LEN as u64).saturating_add(header.payload_len);
     if found < expected {
         return Err(Error::Truncated { expected, found });

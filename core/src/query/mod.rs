@@ -5,17 +5,22 @@
 //! small LRU caches, so repeating a query (paging, re-rendering) costs nothing.
 
 mod cache;
+mod lazy;
+mod rank;
 
 use std::str::FromStr;
 
 use self::cache::Lru;
+pub use self::lazy::LazySearcher;
+use self::rank::{Allow, EmbedQuery, Rankings, Retrieve, no_vectors, rank};
 use serde::{Deserialize, Serialize};
 
-use crate::bundle::{Bundle, Embed};
+use crate::bundle::{Bundle, Embed, Manifest};
+use crate::graph::search::Start;
 use crate::graph::{GraphHit, GraphIndex, GraphSearch, GraphView};
 use crate::index::Scored;
 use crate::index::bm25::TermScore;
-use crate::index::fusion::{self, Fusion, Ranked};
+use crate::index::fusion::Fusion;
 use crate::load::DocKind;
 use crate::text::Analyzer;
 use crate::{Error, Result};
@@ -262,8 +267,7 @@ pub struct Searcher {
     bundle: Bundle,
     graph: GraphIndex,
     analyzer: Analyzer,
-    embedder: Option<Box<dyn Embed>>,
-    query_vectors: Lru<Vec<f32>>,
+    model: Option<QueryModel>,
     rankings: Lru<Rankings>,
 }
 
@@ -280,17 +284,6 @@ impl std::fmt::Debug for Searcher {
 /// Entries kept in each cache.
 const CACHE_ENTRIES: usize = 256;
 
-/// Ranked lists of one query, per retriever, and their fusion.
-#[derive(Debug, Clone)]
-struct Rankings {
-    terms: Vec<String>,
-    bm25: Vec<Scored>,
-    dense: Vec<Scored>,
-    graph: Vec<GraphHit>,
-    bridge: Vec<Scored>,
-    fused: Vec<Scored>,
-}
-
 impl Searcher {
     /// Prepares `bundle` for queries (builds the petgraph graph).
     pub fn new(bundle: Bundle) -> Self {
@@ -299,8 +292,7 @@ impl Searcher {
             bundle,
             graph,
             analyzer: Analyzer::new(),
-            embedder: None,
-            query_vectors: Lru::new(CACHE_ENTRIES),
+            model: None,
             rankings: Lru::new(CACHE_ENTRIES),
         }
     }
@@ -322,39 +314,19 @@ impl Searcher {
     /// # Errors
     /// As [`with_embedder`](Self::with_embedder); the searcher is unchanged then.
     pub fn set_embedder(&mut self, embedder: Box<dyn Embed>) -> Result<()> {
-        let Some(spec) = &self.bundle.manifest.embedding else {
-            return Err(no_vectors());
-        };
-        spec.check_compatible(&embedder.spec())?;
-        self.embedder = Some(embedder);
-        self.query_vectors = Lru::new(CACHE_ENTRIES);
+        self.model = Some(QueryModel::new(&self.bundle.manifest, embedder)?);
         self.rankings = Lru::new(CACHE_ENTRIES);
         Ok(())
     }
 
     /// Whether dense retrieval is available (the bundle has vectors and a model is loaded).
     pub fn dense_ready(&self) -> bool {
-        self.embedder.is_some() && self.bundle.dense.is_some()
-    }
-
-    /// The query's embedding, from the cache when it was asked before.
-    fn query_vector(&self, query: &str) -> Result<Vec<f32>> {
-        if let Some(vector) = self.query_vectors.get(query) {
-            return Ok(vector);
-        }
-        let embedder = self.embedder.as_ref().ok_or_else(|| {
-            Error::NoVectors(
-                "dense retrieval needs the bundle's embedding model to be loaded".into(),
-            )
-        })?;
-        let vector = embedder.embed_query(query)?;
-        self.query_vectors.put(query.to_owned(), vector.clone());
-        Ok(vector)
+        self.model.is_some() && self.bundle.dense.is_some()
     }
 
     /// The embedding model, when one is loaded.
     pub fn embedder(&self) -> Option<&dyn Embed> {
-        self.embedder.as_deref()
+        self.model.as_ref().map(|model| &*model.embedder)
     }
 
     /// The query's embedding (cached), or `None` when no model is loaded.
@@ -362,10 +334,7 @@ impl Searcher {
     /// # Errors
     /// When the model fails.
     pub fn query_embedding(&self, query: &str) -> Result<Option<Vec<f32>>> {
-        match self.embedder {
-            Some(_) => self.query_vector(query).map(Some),
-            None => Ok(None),
-        }
+        self.model.as_ref().map(|model| model.embed(query)).transpose()
     }
 
     /// Up to `limit` keywords of the graph worth matching `query` against, for a host (an
@@ -511,76 +480,12 @@ impl Searcher {
     }
 
     fn rank_uncached(&self, query: &str, options: &SearchOptions) -> Result<Rankings> {
-        let terms = self.analyzer.terms(query);
-        let use_dense = match options.mode {
-            Mode::Dense if self.bundle.dense.is_none() => return Err(no_vectors()),
-            Mode::Dense => true,
-            Mode::Hybrid => self.dense_ready(),
-            Mode::Bm25 | Mode::Graph => false,
-        };
-        let lexical = !terms.is_empty() || query.chars().any(char::is_numeric);
-        if query.trim().is_empty() || (!lexical && !use_dense) {
-            return Err(Error::Query(format!("{query:?} has no searchable words")));
-        }
-        let depth = options.depth.max(options.k);
         let mask = options.filter.mask(&self.bundle);
         let allow = |chunk: u32| mask.as_ref().is_none_or(|m| m[chunk as usize]);
-        let use_bm25 = matches!(options.mode, Mode::Bm25 | Mode::Hybrid);
-        let use_graph = matches!(options.mode, Mode::Graph | Mode::Hybrid);
-        let bm25 = if use_bm25 { self.bundle.bm25.search(&terms, depth, allow) } else { vec![] };
-        let dense = match (&self.bundle.dense, use_dense) {
-            (Some(index), true) => index.search(&self.query_vector(query)?, depth, allow)?,
-            _ => Vec::new(),
-        };
-        let g = &self.bundle.graph;
-        let graph = match (&options.graph_keywords, use_graph) {
-            (_, false) => Vec::new(),
-            (Some(keywords), true) => {
-                self.graph.search_keywords(g, keywords, depth, &options.graph, &allow)
-            }
-            (None, true) => {
-                self.graph.search(g, query, &self.analyzer, depth, &options.graph, &allow)
-            }
-        };
-        let graph_scored: Vec<Scored> =
-            graph.iter().map(|h| Scored { chunk: h.chunk, score: h.score }).collect();
-        let mut bridge = Vec::new();
-        let fused = match options.mode {
-            Mode::Bm25 => bm25.clone(),
-            Mode::Dense => dense.clone(),
-            Mode::Graph => graph_scored,
-            Mode::Hybrid => {
-                let mut lists = vec![
-                    Ranked { hits: &bm25, weight: 1.0 },
-                    Ranked { hits: &graph_scored, weight: options.graph_weight },
-                ];
-                if use_dense {
-                    lists.push(Ranked { hits: &dense, weight: options.dense_weight });
-                }
-                let first = fusion::fuse(&lists, options.fusion, depth);
-                if options.bridge_weight > 0.0 {
-                    let seeds = &first[..first.len().min(options.graph.bridge_seeds)];
-                    bridge = self.graph.bridge(g, query, &self.analyzer, seeds, &allow);
-                }
-                if bridge.is_empty() {
-                    first
-                } else {
-                    let lists = [
-                        Ranked { hits: &first, weight: 1.0 },
-                        Ranked { hits: &bridge, weight: options.bridge_weight },
-                    ];
-                    // Expansion adds second hops; it never displaces the first retrieval's
-                    // best result (SQuAD answer recall@1 0.743 → 0.823, SciFact nDCG@10
-                    // 0.717 → 0.726, MuSiQue Recall@2 0.479 → 0.493; see docs/evaluation.md).
-                    let mut fused = fusion::fuse(&lists, options.fusion, depth);
-                    if let Some(best) = first.first() {
-                        pin_first(&mut fused, best.chunk);
-                    }
-                    fused
-                }
-            }
-        };
-        Ok(Rankings { terms, bm25, dense, graph, bridge, fused })
+        let embed = self.model.as_ref().map(|model| move |query: &str| model.embed(query));
+        let embed = embed.as_ref().map(|embed| embed as EmbedQuery<'_>);
+        let data = Memory { bundle: &self.bundle, graph: &self.graph };
+        in_memory(rank(&data, &self.analyzer, query, embed, options, &allow))
     }
 
     fn explain(&self, r: &Rankings, chunk: u32) -> Explanation {
@@ -611,37 +516,83 @@ impl Searcher {
     }
 }
 
-fn no_vectors() -> Error {
-    Error::NoVectors(
-        "this bundle has no vectors (it was built without embeddings): use bm25, graph or \
-         hybrid mode, or rebuild it with a model"
-            .into(),
-    )
+/// The embedding model a searcher turns queries into vectors with, and the vectors of recent
+/// queries.
+struct QueryModel {
+    embedder: Box<dyn Embed>,
+    vectors: Lru<Vec<f32>>,
 }
 
-/// Moves `chunk` to the front of `list`, raising its score to the best one.
-fn pin_first(list: &mut Vec<Scored>, chunk: u32) {
-    if let Some(i) = list.iter().position(|s| s.chunk == chunk).filter(|&i| i > 0) {
-        let mut top = list.remove(i);
-        top.score = top.score.max(list[0].score);
-        list.insert(0, top);
+impl QueryModel {
+    /// The model `embedder`, if it is the one the bundle of `manifest` was embedded with.
+    fn new(manifest: &Manifest, embedder: Box<dyn Embed>) -> Result<Self> {
+        let spec = manifest.embedding.as_ref().ok_or_else(no_vectors)?;
+        spec.check_compatible(&embedder.spec())?;
+        Ok(Self { embedder, vectors: Lru::new(CACHE_ENTRIES) })
+    }
+
+    /// The query's embedding, from the cache when it was asked before.
+    fn embed(&self, query: &str) -> Result<Vec<f32>> {
+        if let Some(vector) = self.vectors.get(query) {
+            return Ok(vector);
+        }
+        let vector = self.embedder.embed_query(query)?;
+        self.vectors.put(query.to_owned(), vector.clone());
+        Ok(vector)
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// A bundle in memory, as the retrieval pipeline reads it.
+struct Memory<'a> {
+    bundle: &'a Bundle,
+    graph: &'a GraphIndex,
+}
 
-    #[test]
-    fn pinning_moves_a_chunk_to_the_front_and_keeps_scores_descending() {
-        let list = |pairs: &[(u32, f32)]| -> Vec<Scored> {
-            pairs.iter().map(|&(chunk, score)| Scored { chunk, score }).collect()
-        };
-        let mut fused = list(&[(4, 1.4), (7, 1.0), (2, 0.9)]);
-        pin_first(&mut fused, 2);
-        assert_eq!(fused, list(&[(2, 1.4), (4, 1.4), (7, 1.0)]));
-        pin_first(&mut fused, 2);
-        pin_first(&mut fused, 99);
-        assert_eq!(fused, list(&[(2, 1.4), (4, 1.4), (7, 1.0)]));
+impl Retrieve for Memory<'_> {
+    fn has_vectors(&self) -> bool {
+        self.bundle.dense.is_some()
     }
+
+    async fn bm25(&self, terms: &[String], k: usize, allow: Allow<'_>) -> Result<Vec<Scored>> {
+        Ok(self.bundle.bm25.search(terms, k, allow))
+    }
+
+    async fn dense(&self, vector: &[f32], k: usize, allow: Allow<'_>) -> Result<Vec<Scored>> {
+        match &self.bundle.dense {
+            Some(index) => index.search(vector, k, allow),
+            None => Err(no_vectors()),
+        }
+    }
+
+    async fn graph(
+        &self,
+        start: Start<'_>,
+        k: usize,
+        options: &GraphSearch,
+        allow: Allow<'_>,
+    ) -> Result<Vec<GraphHit>> {
+        let g = &self.bundle.graph;
+        Ok(match start {
+            Start::Keywords(keywords) => self.graph.search_keywords(g, keywords, k, options, allow),
+            Start::Query(query, analyzer) => {
+                self.graph.search(g, query, analyzer, k, options, allow)
+            }
+        })
+    }
+
+    async fn bridge(
+        &self,
+        query: &str,
+        analyzer: &Analyzer,
+        seeds: &[Scored],
+        allow: Allow<'_>,
+    ) -> Result<Vec<Scored>> {
+        Ok(self.graph.bridge(&self.bundle.graph, query, analyzer, seeds, allow))
+    }
+}
+
+/// The output of a ranking of a bundle in memory, whose reads are ready at once.
+fn in_memory<T>(ranking: impl std::future::Future<Output = Result<T>>) -> Result<T> {
+    crate::bundle::paged::ready_now(ranking)
+        .unwrap_or_else(|| unreachable!("reads of a bundle in memory are ready at once"))
 }

@@ -109,6 +109,12 @@ pub struct Directory<B> {
     pub sections: Vec<SectionRef>,
 }
 
+/// The slot a routed item lies in, given where `partition_point` over the section's routes (the
+/// first item of each slot, in order) found the first route past it: the slot before, if any.
+pub(crate) fn route(after: usize) -> Option<u32> {
+    after.checked_sub(1).map(|slot| slot as u32)
+}
+
 /// The output of a future that is ready at once, as an [`InMemory`] source's are (for tests).
 #[cfg(test)]
 pub(crate) fn now<F: std::future::Future>(future: F) -> F::Output {

@@ -1,0 +1,186 @@
+//! Querying a bundle of format version 4 read by range: the pipeline of [`super::Searcher`],
+//! its reads going to the bundle's pages, so a query costs what it touches.
+
+use super::rank::{Allow, EmbedQuery, Retrieve, no_vectors, rank};
+use super::{Explanation, Hit, QueryModel, SearchOptions, Signal};
+use crate::bundle::lazy::{self, LazyBundle};
+use crate::bundle::paged::{Io, RangeSource};
+use crate::bundle::{Embed, Manifest};
+use crate::graph::search::Start;
+use crate::graph::{GraphHit, GraphSearch};
+use crate::index::Scored;
+use crate::text::Analyzer;
+use crate::{Error, Result};
+
+/// A bundle of format version 4, opened by range and ready to query. Chunks are named by
+/// their address in the bundle's chunk store ([`Hit::chunk`], [`Scored::chunk`]).
+///
+/// Every query reads through the bundle's page cache, so what one query read, the next
+/// finds there; [`io`](Self::io) tells what reading has cost so far.
+pub struct LazySearcher<S> {
+    bundle: LazyBundle<S>,
+    analyzer: Analyzer,
+    model: Option<QueryModel>,
+}
+
+impl<S: RangeSource> std::fmt::Debug for LazySearcher<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LazySearcher")
+            .field("corpus", &self.bundle.body().manifest.corpus)
+            .field("dense", &self.model.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S: RangeSource> LazySearcher<S> {
+    /// Opens the bundle `source` reads, keeping up to `budget` bytes of its pages
+    /// ([`lazy::DEFAULT_BUDGET`] is a sensible default).
+    ///
+    /// # Errors
+    /// As [`lazy::open`].
+    pub async fn open(source: S, budget: usize) -> Result<Self> {
+        let bundle = lazy::open(source, budget).await?;
+        Ok(Self { bundle, analyzer: Analyzer::new(), model: None })
+    }
+
+    /// Adds the embedder that turns queries into vectors, enabling dense retrieval.
+    ///
+    /// # Errors
+    /// As [`super::Searcher::with_embedder`].
+    pub fn with_embedder(mut self, embedder: Box<dyn Embed>) -> Result<Self> {
+        self.model = Some(QueryModel::new(self.manifest(), embedder)?);
+        Ok(self)
+    }
+
+    /// The bundle's manifest.
+    pub fn manifest(&self) -> &Manifest {
+        &self.bundle.body().manifest
+    }
+
+    /// The bundle as opened.
+    pub fn bundle(&self) -> &LazyBundle<S> {
+        &self.bundle
+    }
+
+    /// What reading has cost since the bundle was opened, opening included.
+    pub fn io(&self) -> Io {
+        self.bundle.io()
+    }
+
+    /// Whether dense retrieval is available (the bundle has vectors and a model is loaded).
+    pub fn dense_ready(&self) -> bool {
+        self.model.is_some() && self.bundle.body().dense.is_some()
+    }
+
+    /// Chunk addresses and scores, best first, up to `options.depth`.
+    ///
+    /// # Errors
+    /// As [`search`](Self::search).
+    pub async fn rank_chunks(&self, query: &str, options: &SearchOptions) -> Result<Vec<Scored>> {
+        Ok(self.rank(query, options).await?.fused)
+    }
+
+    /// The best `options.k` chunks for `query`, as [`super::Searcher::search`] finds them in
+    /// the same bundle in memory. An explanation gives each signal's score and rank, without
+    /// the matched terms and keywords.
+    ///
+    /// # Errors
+    /// [`Error::Query`] when the query has no searchable words, or for a metadata filter
+    /// (not yet supported on a bundle read by range); [`Error::NoVectors`] for dense
+    /// retrieval without vectors or a model; errors of reading the bundle.
+    pub async fn search(&self, query: &str, options: &SearchOptions) -> Result<Vec<Hit>> {
+        let r = self.rank(query, options).await?;
+        let top = &r.fused[..r.fused.len().min(options.k)];
+        let addresses: Vec<u32> = top.iter().map(|s| s.chunk).collect();
+        let stored = self.bundle.body().store.read(&self.bundle, &addresses).await?;
+        let rank_of = |list: &[Scored], chunk: u32| {
+            let i = list.iter().position(|s| s.chunk == chunk)?;
+            Some(Signal { score: list[i].score, rank: i as u32 + 1 })
+        };
+        let hits = top.iter().zip(stored).zip(1..).map(|((s, stored), rank)| {
+            let graph = r.graph.iter().position(|h| h.chunk == s.chunk);
+            let explain = options.explain.then(|| Explanation {
+                bm25: rank_of(&r.bm25, s.chunk),
+                dense: rank_of(&r.dense, s.chunk),
+                graph: graph.map(|i| Signal { score: r.graph[i].score, rank: i as u32 + 1 }),
+                graph_hops: graph.map(|i| r.graph[i].hops),
+                bridge: rank_of(&r.bridge, s.chunk),
+                terms: Vec::new(),
+                keywords: Vec::new(),
+            });
+            Hit {
+                rank,
+                chunk: s.chunk,
+                chunk_id: stored.chunk.id,
+                document: stored.document.source.clone(),
+                title: stored.document.title.clone(),
+                page: stored.chunk.page,
+                section: stored.section,
+                score: s.score,
+                text: stored.chunk.text,
+                explain,
+            }
+        });
+        Ok(hits.collect())
+    }
+
+    async fn rank(&self, query: &str, options: &SearchOptions) -> Result<super::Rankings> {
+        if !options.filter.is_empty() {
+            return Err(Error::Query(
+                "metadata filters are not yet supported on a bundle read by range (format 4)"
+                    .into(),
+            ));
+        }
+        let embed = self.model.as_ref().map(|model| move |query: &str| model.embed(query));
+        let embed = embed.as_ref().map(|embed| embed as EmbedQuery<'_>);
+        rank(&Paged(&self.bundle), &self.analyzer, query, embed, options, &|_| true).await
+    }
+}
+
+/// A bundle read by range, as the retrieval pipeline reads it.
+struct Paged<'a, S>(&'a LazyBundle<S>);
+
+impl<S: RangeSource> Retrieve for Paged<'_, S> {
+    fn has_vectors(&self) -> bool {
+        self.0.body().dense.is_some()
+    }
+
+    async fn bm25(&self, terms: &[String], k: usize, allow: Allow<'_>) -> Result<Vec<Scored>> {
+        self.0.body().lexicon.search(self.0, terms, k, allow).await
+    }
+
+    async fn dense(&self, vector: &[f32], k: usize, allow: Allow<'_>) -> Result<Vec<Scored>> {
+        match &self.0.body().dense {
+            Some(ivf) => ivf.search(self.0, vector, k, None, allow).await,
+            None => Err(no_vectors()),
+        }
+    }
+
+    async fn graph(
+        &self,
+        start: Start<'_>,
+        k: usize,
+        options: &GraphSearch,
+        allow: Allow<'_>,
+    ) -> Result<Vec<GraphHit>> {
+        let graph = &self.0.body().graph;
+        match start {
+            Start::Keywords(keywords) => {
+                graph.search_keywords(self.0, keywords, k, options, allow).await
+            }
+            Start::Query(query, analyzer) => {
+                graph.search(self.0, query, analyzer, k, options, allow).await
+            }
+        }
+    }
+
+    async fn bridge(
+        &self,
+        query: &str,
+        analyzer: &Analyzer,
+        seeds: &[Scored],
+        allow: Allow<'_>,
+    ) -> Result<Vec<Scored>> {
+        self.0.body().graph.bridge(self.0, query, analyzer, seeds, allow).await
+    }
+}
