@@ -1,7 +1,7 @@
 //! Querying a bundle of format version 4 read by range: the pipeline of [`super::Searcher`],
 //! its reads going to the bundle's pages, so a query costs what it touches.
 
-use super::rank::{Allow, EmbedQuery, Retrieve, no_vectors, rank};
+use super::rank::{Allow, Retrieve, no_vectors, rank};
 use super::{Explanation, Hit, QueryModel, SearchOptions, Signal};
 use crate::bundle::lazy::{self, LazyBundle};
 use crate::bundle::paged::{Io, RangeSource};
@@ -131,9 +131,8 @@ impl<S: RangeSource> LazySearcher<S> {
                     .into(),
             ));
         }
-        let embed = self.model.as_ref().map(|model| move |query: &str| model.embed(query));
-        let embed = embed.as_ref().map(|embed| embed as EmbedQuery<'_>);
-        rank(&Paged(&self.bundle), &self.analyzer, query, embed, options, &|_| true).await
+        let model = self.model.as_ref();
+        rank(&Paged(&self.bundle), &self.analyzer, query, model, options, &|_| true).await
     }
 }
 

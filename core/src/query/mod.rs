@@ -12,7 +12,7 @@ use std::str::FromStr;
 
 use self::cache::Lru;
 pub use self::lazy::LazySearcher;
-use self::rank::{Allow, EmbedQuery, Rankings, Retrieve, no_vectors, rank};
+use self::rank::{Allow, Rankings, Retrieve, no_vectors, rank};
 use serde::{Deserialize, Serialize};
 
 use crate::bundle::{Bundle, Embed, Manifest};
@@ -482,10 +482,8 @@ impl Searcher {
     fn rank_uncached(&self, query: &str, options: &SearchOptions) -> Result<Rankings> {
         let mask = options.filter.mask(&self.bundle);
         let allow = |chunk: u32| mask.as_ref().is_none_or(|m| m[chunk as usize]);
-        let embed = self.model.as_ref().map(|model| move |query: &str| model.embed(query));
-        let embed = embed.as_ref().map(|embed| embed as EmbedQuery<'_>);
         let data = Memory { bundle: &self.bundle, graph: &self.graph };
-        in_memory(rank(&data, &self.analyzer, query, embed, options, &allow))
+        in_memory(rank(&data, &self.analyzer, query, self.model.as_ref(), options, &allow))
     }
 
     fn explain(&self, r: &Rankings, chunk: u32) -> Explanation {

@@ -9,7 +9,7 @@ use crate::index::fusion::{self, Ranked};
 use crate::text::Analyzer;
 use crate::{Error, Result};
 
-use super::{Mode, SearchOptions};
+use super::{Mode, QueryModel, SearchOptions};
 
 /// What the pipeline reads of a bundle: each retriever's best chunks among those `allow`
 /// accepts. Chunks are named as the bundle names them (an index in memory, an address in a
@@ -46,9 +46,6 @@ pub(crate) trait Retrieve {
 /// Which chunks a search may return.
 pub(crate) type Allow<'a> = &'a dyn Fn(u32) -> bool;
 
-/// The query's embedding, when a model is loaded.
-pub(crate) type EmbedQuery<'a> = &'a dyn Fn(&str) -> Result<Vec<f32>>;
-
 /// Ranked lists of one query, per retriever, and their fusion.
 #[derive(Debug, Clone)]
 pub(crate) struct Rankings {
@@ -60,13 +57,13 @@ pub(crate) struct Rankings {
     pub(crate) fused: Vec<Scored>,
 }
 
-/// Ranks the chunks of `data` for `query` as `options` say, embedding it with `embed` (when a
-/// model is loaded) for dense retrieval.
+/// Ranks the chunks of `data` for `query` as `options` say, embedding it with `model` (when
+/// one is loaded) for dense retrieval.
 pub(crate) async fn rank(
     data: &impl Retrieve,
     analyzer: &Analyzer,
     query: &str,
-    embed: Option<EmbedQuery<'_>>,
+    model: Option<&QueryModel>,
     options: &SearchOptions,
     allow: Allow<'_>,
 ) -> Result<Rankings> {
@@ -74,7 +71,7 @@ pub(crate) async fn rank(
     let use_dense = match options.mode {
         Mode::Dense if !data.has_vectors() => return Err(no_vectors()),
         Mode::Dense => true,
-        Mode::Hybrid => data.has_vectors() && embed.is_some(),
+        Mode::Hybrid => data.has_vectors() && model.is_some(),
         Mode::Bm25 | Mode::Graph => false,
     };
     let lexical = !terms.is_empty() || query.chars().any(char::is_numeric);
@@ -88,8 +85,8 @@ pub(crate) async fn rank(
         true => data.bm25(&terms, depth, allow).await?,
         false => Vec::new(),
     };
-    let dense = match (use_dense, embed) {
-        (true, Some(embed)) => data.dense(&embed(query)?, depth, allow).await?,
+    let dense = match (use_dense, model) {
+        (true, Some(model)) => data.dense(&model.embed(query)?, depth, allow).await?,
         (true, None) => return Err(no_model()),
         (false, _) => Vec::new(),
     };
