@@ -348,7 +348,8 @@ impl Bundle {
     ///
     /// # Errors
     /// [`Error::NotABundle`], [`Error::Truncated`], [`Error::TooNew`], [`Error::TooOld`],
-    /// [`Error::Corrupted`] or [`Error::Decode`]; never panics, whatever the bytes.
+    /// [`Error::ReadByRange`] (format 4), [`Error::Corrupted`] or [`Error::Decode`]; never
+    /// panics, whatever the bytes.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
         let (version, payload) = check_header(bytes)?;
         let (bundle, rest): (Bundle, &[u8]) = match version {
