@@ -10,7 +10,7 @@ use edgerag_core::index::Scored;
 use edgerag_core::text::Analyzer;
 use serde::Serialize;
 
-use crate::{Latency, ready, retrieval::SciFact, timed_searches};
+use crate::{ColdReads, Latency, ready, retrieval::SciFact, timed_searches};
 
 /// Slots of the graph's sections: a search reads about a third of the bytes it reads in
 /// slots of 16 KB (SciFact: 262 KB against 814 KB), in a few more ranges (49 against 41).
@@ -25,11 +25,9 @@ pub(super) struct GraphIoReport {
     pub(super) sections: Vec<(String, u64)>,
     /// Queries whose ten results (chunks and scores) are those of the graph in memory.
     pub(super) identical: usize,
-    /// Mean and largest ranges and bytes a search reads with an empty cache.
-    pub(super) cold_ranges: f64,
-    pub(super) cold_ranges_max: u64,
-    pub(super) cold_bytes: f64,
-    pub(super) cold_bytes_max: u64,
+    /// What a search reads with an empty cache.
+    #[serde(flatten)]
+    pub(super) cold: ColdReads,
     /// Searches over a warm cache, and over the graph in memory.
     pub(super) warm: Latency,
     pub(super) in_memory: Latency,
@@ -53,20 +51,18 @@ pub(super) fn measure(scifact: &SciFact) -> Result<GraphIoReport> {
     let search = |file: &PagedFile<InMemory, PagedGraph>, q: &str| {
         ready(file.body().search(file, q, &analyzer, 10, &options, &|_| true)).map(scored)
     };
-    let (mut ranges, mut read) = (Vec::new(), Vec::new());
+    let mut reads = Vec::new();
     for &q in &queries {
         let cold = open()?;
         let opened = cold.io();
         search(&cold, q)?;
-        ranges.push(cold.io().requests - opened.requests);
-        read.push(cold.io().bytes - opened.bytes);
+        reads.push((cold.io().requests - opened.requests, cold.io().bytes - opened.bytes));
     }
     let warm = open()?;
     let (found, warm_ms) = timed_searches(&queries, |q| search(&warm, q))?;
     let (expected, memory_ms) = timed_searches(&queries, |q| {
         Ok(scored(index.search(&bundle.graph, q, &analyzer, 10, &options, &|_| true)))
     })?;
-    let n = queries.len().max(1) as f64;
     let sections = warm.sections().iter().map(|s| (s.name.clone(), s.len())).collect();
     Ok(GraphIoReport {
         chunks: bundle.chunks.len(),
@@ -74,10 +70,7 @@ pub(super) fn measure(scifact: &SciFact) -> Result<GraphIoReport> {
         queries: queries.len(),
         sections,
         identical: found.iter().zip(&expected).filter(|(a, b)| a == b).count(),
-        cold_ranges: ranges.iter().sum::<u64>() as f64 / n,
-        cold_ranges_max: ranges.iter().copied().max().unwrap_or(0),
-        cold_bytes: read.iter().sum::<u64>() as f64 / n,
-        cold_bytes_max: read.iter().copied().max().unwrap_or(0),
+        cold: ColdReads::of(&reads),
         warm: Latency::of(&warm_ms),
         in_memory: Latency::of(&memory_ms),
     })
@@ -91,8 +84,8 @@ pub(super) fn markdown(r: &GraphIoReport) -> String {
     let rows = vec![
         vec![
             "cold".to_owned(),
-            format!("{:.1} (max {})", r.cold_ranges, r.cold_ranges_max),
-            format!("{} (max {})", bytes(r.cold_bytes), bytes(r.cold_bytes_max as f64)),
+            format!("{:.1} (max {})", r.cold.cold_ranges, r.cold.cold_ranges_max),
+            format!("{} (max {})", bytes(r.cold.cold_bytes), bytes(r.cold.cold_bytes_max as f64)),
             ms(r.warm.p50_ms),
             ms(r.warm.p99_ms),
         ],

@@ -3,13 +3,13 @@
 //! reads.
 
 use anyhow::Result;
-use edgerag_core::bundle::lazy::{DEFAULT_BUDGET, Layout, LazyBundle};
-use edgerag_core::bundle::paged::{InMemory, Io};
+use edgerag_core::bundle::lazy::{DEFAULT_BUDGET, Layout};
+use edgerag_core::bundle::paged::InMemory;
 use edgerag_core::query::LazySearcher;
 use edgerag_core::{Hit, Mode, SearchOptions};
 use serde::Serialize;
 
-use crate::{Latency, ready, retrieval::SciFact, timed_searches};
+use crate::{ColdReads, Latency, ready, retrieval::SciFact, timed_searches};
 
 #[derive(Debug, Serialize)]
 pub(super) struct LazyReport {
@@ -29,11 +29,9 @@ pub(super) struct ModeReport {
     pub(super) mode: Mode,
     /// Queries whose ten results (chunk ids and scores) are those of the bundle in memory.
     pub(super) identical: usize,
-    /// Mean and largest ranges and bytes a query reads with an empty cache, opening excluded.
-    pub(super) cold_ranges: f64,
-    pub(super) cold_ranges_max: u64,
-    pub(super) cold_bytes: f64,
-    pub(super) cold_bytes_max: u64,
+    /// What a query reads with an empty cache, opening excluded.
+    #[serde(flatten)]
+    pub(super) cold: ColdReads,
     /// Queries over a warm cache, and over the bundle in memory (results shown included).
     pub(super) warm: Latency,
     pub(super) in_memory: Latency,
@@ -49,35 +47,25 @@ pub(super) fn measure(scifact: &SciFact) -> Result<LazyReport> {
     let shown = |hits: Vec<Hit>| -> Vec<(String, f32)> {
         hits.into_iter().map(|hit| (hit.chunk_id, hit.score)).collect()
     };
-    let read = |bundle: &LazyBundle<InMemory>, before: Io| {
-        let io = bundle.io();
-        (io.requests - before.requests, io.bytes - before.bytes)
-    };
     let mut modes = Vec::new();
     for mode in [Mode::Bm25, Mode::Graph, Mode::Hybrid] {
         let options = SearchOptions { mode, ..SearchOptions::default() };
-        let (mut ranges, mut cold_bytes) = (Vec::new(), Vec::new());
+        let mut reads = Vec::new();
         for &q in &queries {
             let cold = open()?;
             let opened = cold.io();
             ready(cold.search(q, &options))?;
-            let (requests, bytes) = read(cold.bundle(), opened);
-            ranges.push(requests);
-            cold_bytes.push(bytes);
+            reads.push((cold.io().requests - opened.requests, cold.io().bytes - opened.bytes));
         }
         let warm = open()?;
         let (found, warm_ms) =
             timed_searches(&queries, |q| ready(warm.search(q, &options)).map(shown))?;
         let (expected, memory_ms) =
             timed_searches(&queries, |q| scifact.searcher.search(q, &options).map(shown))?;
-        let n = queries.len().max(1) as f64;
         modes.push(ModeReport {
             mode,
             identical: found.iter().zip(&expected).filter(|(a, b)| a == b).count(),
-            cold_ranges: ranges.iter().sum::<u64>() as f64 / n,
-            cold_ranges_max: ranges.iter().copied().max().unwrap_or(0),
-            cold_bytes: cold_bytes.iter().sum::<u64>() as f64 / n,
-            cold_bytes_max: cold_bytes.iter().copied().max().unwrap_or(0),
+            cold: ColdReads::of(&reads),
             warm: Latency::of(&warm_ms),
             in_memory: Latency::of(&memory_ms),
         });
@@ -102,8 +90,12 @@ pub(super) fn markdown(r: &LazyReport) -> String {
             vec![
                 m.mode.to_string(),
                 format!("{} / {}", m.identical, r.queries),
-                format!("{:.1} (max {})", m.cold_ranges, m.cold_ranges_max),
-                format!("{} (max {})", bytes(m.cold_bytes), bytes(m.cold_bytes_max as f64)),
+                format!("{:.1} (max {})", m.cold.cold_ranges, m.cold.cold_ranges_max),
+                format!(
+                    "{} (max {})",
+                    bytes(m.cold.cold_bytes),
+                    bytes(m.cold.cold_bytes_max as f64)
+                ),
                 format!("{} / {}", ms(m.warm.p50_ms), ms(m.warm.p99_ms)),
                 format!("{} / {}", ms(m.in_memory.p50_ms), ms(m.in_memory.p99_ms)),
             ]

@@ -394,6 +394,29 @@ fn recall(approx: &[Vec<Scored>], exact: &[Vec<Scored>]) -> f64 {
     shares.sum::<f64>() / exact.len().max(1) as f64
 }
 
+/// What searches from an empty cache read: mean and largest ranges and bytes a search.
+#[derive(Debug, Clone, Copy, Serialize)]
+struct ColdReads {
+    cold_ranges: f64,
+    cold_ranges_max: u64,
+    cold_bytes: f64,
+    cold_bytes_max: u64,
+}
+
+impl ColdReads {
+    /// Of each search's `(ranges, bytes)`.
+    fn of(reads: &[(u64, u64)]) -> Self {
+        let n = reads.len().max(1) as f64;
+        let (ranges, bytes) = (reads.iter().map(|r| r.0), reads.iter().map(|r| r.1));
+        Self {
+            cold_ranges: ranges.clone().sum::<u64>() as f64 / n,
+            cold_ranges_max: ranges.max().unwrap_or(0),
+            cold_bytes: bytes.clone().sum::<u64>() as f64 / n,
+            cold_bytes_max: bytes.max().unwrap_or(0),
+        }
+    }
+}
+
 /// Latency percentiles and throughput of per-query milliseconds.
 #[derive(Debug, Clone, Copy, Serialize)]
 struct Latency {

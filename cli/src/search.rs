@@ -69,11 +69,10 @@ pub(crate) fn run(args: Args) -> Result<()> {
     };
     let options = request.options(args.k).context("search")?;
     let location = &args.bundle;
-    let remote = location.starts_with("http://") || location.starts_with("https://");
     match source::open_lazy(location) {
         Ok(searcher) => search_by_range(searcher, &args, &options),
         // Older formats are read whole.
-        Err(Error::TooOld { .. }) if !remote => {
+        Err(Error::TooOld { .. }) if !source::is_url(location) => {
             let searcher = files::open_bundle(Path::new(location))?;
             let searcher = model::attach(searcher, &args.model, args.mode, args.json)?;
             let hits = searcher.search(&args.query, &options).context("search")?;

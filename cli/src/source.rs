@@ -35,6 +35,11 @@ pub fn open_lazy(location: &str) -> Result<LazySearcher<BundleSource>> {
     blocking(LazySearcher::open(BundleSource::open(location, TIMEOUT)?, DEFAULT_BUDGET))
 }
 
+/// Whether `location` is an HTTP(S) URL rather than a file path.
+pub fn is_url(location: &str) -> bool {
+    location.starts_with("http://") || location.starts_with("https://")
+}
+
 /// The output of `future`, which reads from the CLI's sources: they do their work when first
 /// polled, so it is ready then.
 ///
@@ -59,7 +64,7 @@ impl BundleSource {
     /// # Errors
     /// [`Error::Read`] when the file cannot be opened.
     pub fn open(location: &str, timeout: Duration) -> Result<Self> {
-        if location.starts_with("http://") || location.starts_with("https://") {
+        if is_url(location) {
             Ok(Self::Http(HttpSource::new(location, timeout)))
         } else {
             FileSource::open(Path::new(location)).map(Self::File)

@@ -240,7 +240,9 @@ impl PagedGraph {
         search::bridge(&self.reader(file), query, analyzer, seeds, allow).await
     }
 
-    fn reader<'a, S, B>(&'a self, file: &'a PagedFile<S, B>) -> Reader<'a, S, B> {
+    /// The graph read from `file`, as graph retrieval reads it; what one reader read, it keeps
+    /// for its later reads.
+    pub(crate) fn reader<'a, S, B>(&'a self, file: &'a PagedFile<S, B>) -> Reader<'a, S, B> {
         Reader { graph: self, file, seen: RefCell::default() }
     }
 }
@@ -334,8 +336,8 @@ fn does_not_add_up(what: impl std::fmt::Display) -> Error {
     Error::Decode(format!("{what} does not add up"))
 }
 
-/// Reads a [`PagedGraph`]'s sections of one file, for one search.
-struct Reader<'a, S, B> {
+/// Reads a [`PagedGraph`]'s sections of one file, for one query (its search and bridge).
+pub(crate) struct Reader<'a, S, B> {
     graph: &'a PagedGraph,
     file: &'a PagedFile<S, B>,
     /// The keywords the words read so far hold: asked for next, they need no read.

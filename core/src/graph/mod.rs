@@ -342,7 +342,8 @@ impl GraphIndex {
     }
 
     /// The graph in memory as graph retrieval reads it.
-    fn data<'a>(&'a self, graph: &'a KeywordGraph) -> data::InMemory<'a> {
+    /// The graph `self` was built from, read as graph retrieval reads it.
+    pub(crate) fn data<'a>(&'a self, graph: &'a KeywordGraph) -> data::InMemory<'a> {
         data::InMemory { index: self, graph }
     }
 

@@ -2,12 +2,11 @@
 //! its reads going to the bundle's pages, so a query costs what it touches.
 
 use super::rank::{Allow, Retrieve, no_vectors, rank};
-use super::{Explanation, Hit, QueryModel, SearchOptions, Signal};
+use super::{Hit, QueryModel, SearchOptions};
 use crate::bundle::lazy::{self, LazyBundle};
 use crate::bundle::paged::{Io, RangeSource};
 use crate::bundle::{Embed, Manifest};
-use crate::graph::search::Start;
-use crate::graph::{GraphHit, GraphSearch};
+use crate::graph::data::GraphData;
 use crate::index::Scored;
 use crate::text::Analyzer;
 use crate::{Error, Result};
@@ -93,21 +92,8 @@ impl<S: RangeSource> LazySearcher<S> {
         let top = &r.fused[..r.fused.len().min(options.k)];
         let addresses: Vec<u32> = top.iter().map(|s| s.chunk).collect();
         let stored = self.bundle.body().store.read(&self.bundle, &addresses).await?;
-        let rank_of = |list: &[Scored], chunk: u32| {
-            let i = list.iter().position(|s| s.chunk == chunk)?;
-            Some(Signal { score: list[i].score, rank: i as u32 + 1 })
-        };
         let hits = top.iter().zip(stored).zip(1..).map(|((s, stored), rank)| {
-            let graph = r.graph.iter().position(|h| h.chunk == s.chunk);
-            let explain = options.explain.then(|| Explanation {
-                bm25: rank_of(&r.bm25, s.chunk),
-                dense: rank_of(&r.dense, s.chunk),
-                graph: graph.map(|i| Signal { score: r.graph[i].score, rank: i as u32 + 1 }),
-                graph_hops: graph.map(|i| r.graph[i].hops),
-                bridge: rank_of(&r.bridge, s.chunk),
-                terms: Vec::new(),
-                keywords: Vec::new(),
-            });
+            let explain = options.explain.then(|| r.signals(s.chunk));
             Hit {
                 rank,
                 chunk: s.chunk,
@@ -155,31 +141,7 @@ impl<S: RangeSource> Retrieve for Paged<'_, S> {
         }
     }
 
-    async fn graph(
-        &self,
-        start: Start<'_>,
-        k: usize,
-        options: &GraphSearch,
-        allow: Allow<'_>,
-    ) -> Result<Vec<GraphHit>> {
-        let graph = &self.0.body().graph;
-        match start {
-            Start::Keywords(keywords) => {
-                graph.search_keywords(self.0, keywords, k, options, allow).await
-            }
-            Start::Query(query, analyzer) => {
-                graph.search(self.0, query, analyzer, k, options, allow).await
-            }
-        }
-    }
-
-    async fn bridge(
-        &self,
-        query: &str,
-        analyzer: &Analyzer,
-        seeds: &[Scored],
-        allow: Allow<'_>,
-    ) -> Result<Vec<Scored>> {
-        self.0.body().graph.bridge(self.0, query, analyzer, seeds, allow).await
+    fn graph(&self) -> impl GraphData + '_ {
+        self.0.body().graph.reader(self.0)
     }
 }

@@ -16,8 +16,8 @@ use self::rank::{Allow, Rankings, Retrieve, no_vectors, rank};
 use serde::{Deserialize, Serialize};
 
 use crate::bundle::{Bundle, Embed, Manifest};
-use crate::graph::search::Start;
-use crate::graph::{GraphHit, GraphIndex, GraphSearch, GraphView};
+use crate::graph::data::GraphData;
+use crate::graph::{GraphIndex, GraphSearch, GraphView};
 use crate::index::Scored;
 use crate::index::bm25::TermScore;
 use crate::index::fusion::Fusion;
@@ -487,29 +487,15 @@ impl Searcher {
     }
 
     fn explain(&self, r: &Rankings, chunk: u32) -> Explanation {
-        let rank_of = |list: &[Scored]| {
-            list.iter()
-                .position(|s| s.chunk == chunk)
-                .map(|i| Signal { score: list[i].score, rank: i as u32 + 1 })
-        };
-        let graph_hit = r.graph.iter().position(|h| h.chunk == chunk);
-        let keywords = graph_hit
-            .map(|i| {
-                let kws = &r.graph[i].keywords;
-                kws.iter()
-                    .filter_map(|&k| self.bundle.graph.keywords.get(k as usize))
-                    .map(|k| k.display.clone())
-                    .collect()
-            })
-            .unwrap_or_default();
+        let keywords = r.graph.iter().find(|h| h.chunk == chunk).map(|hit| {
+            let nodes =
+                hit.keywords.iter().filter_map(|&k| self.bundle.graph.keywords.get(k as usize));
+            nodes.map(|k| k.display.clone()).collect()
+        });
         Explanation {
-            bm25: rank_of(&r.bm25),
-            dense: rank_of(&r.dense),
-            graph: graph_hit.map(|i| Signal { score: r.graph[i].score, rank: i as u32 + 1 }),
-            graph_hops: graph_hit.map(|i| r.graph[i].hops),
-            bridge: rank_of(&r.bridge),
             terms: self.bundle.bm25.explain(&r.terms, chunk),
-            keywords,
+            keywords: keywords.unwrap_or_default(),
+            ..r.signals(chunk)
         }
     }
 }
@@ -562,30 +548,8 @@ impl Retrieve for Memory<'_> {
         }
     }
 
-    async fn graph(
-        &self,
-        start: Start<'_>,
-        k: usize,
-        options: &GraphSearch,
-        allow: Allow<'_>,
-    ) -> Result<Vec<GraphHit>> {
-        let g = &self.bundle.graph;
-        Ok(match start {
-            Start::Keywords(keywords) => self.graph.search_keywords(g, keywords, k, options, allow),
-            Start::Query(query, analyzer) => {
-                self.graph.search(g, query, analyzer, k, options, allow)
-            }
-        })
-    }
-
-    async fn bridge(
-        &self,
-        query: &str,
-        analyzer: &Analyzer,
-        seeds: &[Scored],
-        allow: Allow<'_>,
-    ) -> Result<Vec<Scored>> {
-        Ok(self.graph.bridge(&self.bundle.graph, query, analyzer, seeds, allow))
+    fn graph(&self) -> impl GraphData + '_ {
+        self.graph.data(&self.bundle.graph)
     }
 }
 

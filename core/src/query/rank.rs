@@ -2,14 +2,15 @@
 //! expansion, written over [`Retrieve`], which a bundle in memory ([`super::Searcher`]) and a
 //! bundle read by range ([`super::LazySearcher`]) implement.
 
-use crate::graph::search::Start;
-use crate::graph::{GraphHit, GraphSearch};
+use crate::graph::GraphHit;
+use crate::graph::data::GraphData;
+use crate::graph::search::{self, Start};
 use crate::index::Scored;
 use crate::index::fusion::{self, Ranked};
 use crate::text::Analyzer;
 use crate::{Error, Result};
 
-use super::{Mode, QueryModel, SearchOptions};
+use super::{Explanation, Mode, QueryModel, SearchOptions, Signal};
 
 /// What the pipeline reads of a bundle: each retriever's best chunks among those `allow`
 /// accepts. Chunks are named as the bundle names them (an index in memory, an address in a
@@ -24,23 +25,9 @@ pub(crate) trait Retrieve {
     /// The `k` chunks nearest the query's embedding `vector`.
     async fn dense(&self, vector: &[f32], k: usize, allow: Allow<'_>) -> Result<Vec<Scored>>;
 
-    /// Graph retrieval from `start`.
-    async fn graph(
-        &self,
-        start: Start<'_>,
-        k: usize,
-        options: &GraphSearch,
-        allow: Allow<'_>,
-    ) -> Result<Vec<GraphHit>>;
-
-    /// Chunks one bridge entity away from `seeds`.
-    async fn bridge(
-        &self,
-        query: &str,
-        analyzer: &Analyzer,
-        seeds: &[Scored],
-        allow: Allow<'_>,
-    ) -> Result<Vec<Scored>>;
+    /// The keyword graph as graph retrieval reads it. One reader serves a whole query, so
+    /// what its search read, its bridge finds.
+    fn graph(&self) -> impl GraphData + '_;
 }
 
 /// Which chunks a search may return.
@@ -90,14 +77,14 @@ pub(crate) async fn rank(
         (true, None) => return Err(no_model()),
         (false, _) => Vec::new(),
     };
-    let graph = match (&options.graph_keywords, use_graph) {
-        (_, false) => Vec::new(),
-        (Some(keywords), true) => {
-            data.graph(Start::Keywords(keywords), depth, &options.graph, allow).await?
-        }
-        (None, true) => {
-            data.graph(Start::Query(query, analyzer), depth, &options.graph, allow).await?
-        }
+    let reader = data.graph();
+    let start = match &options.graph_keywords {
+        Some(keywords) => Start::Keywords(keywords),
+        None => Start::Query(query, analyzer),
+    };
+    let graph = match use_graph {
+        true => search::search(&reader, start, depth, &options.graph, allow).await?,
+        false => Vec::new(),
     };
     let graph_scored: Vec<Scored> =
         graph.iter().map(|h| Scored { chunk: h.chunk, score: h.score }).collect();
@@ -117,7 +104,7 @@ pub(crate) async fn rank(
             let first = fusion::fuse(&lists, options.fusion, depth);
             if options.bridge_weight > 0.0 {
                 let seeds = &first[..first.len().min(options.graph.bridge_seeds)];
-                bridge = data.bridge(query, analyzer, seeds, allow).await?;
+                bridge = search::bridge(&reader, query, analyzer, seeds, allow).await?;
             }
             if bridge.is_empty() {
                 first
@@ -138,6 +125,27 @@ pub(crate) async fn rank(
         }
     };
     Ok(Rankings { terms, bm25, dense, graph, bridge, fused })
+}
+
+impl Rankings {
+    /// How each retriever ranked `chunk`: its explanation without the matched terms and
+    /// keywords, which only the bundle can name.
+    pub(crate) fn signals(&self, chunk: u32) -> Explanation {
+        let rank_of = |list: &[Scored]| {
+            let i = list.iter().position(|s| s.chunk == chunk)?;
+            Some(Signal { score: list[i].score, rank: i as u32 + 1 })
+        };
+        let graph = self.graph.iter().position(|h| h.chunk == chunk);
+        Explanation {
+            bm25: rank_of(&self.bm25),
+            dense: rank_of(&self.dense),
+            graph: graph.map(|i| Signal { score: self.graph[i].score, rank: i as u32 + 1 }),
+            graph_hops: graph.map(|i| self.graph[i].hops),
+            bridge: rank_of(&self.bridge),
+            terms: Vec::new(),
+            keywords: Vec::new(),
+        }
+    }
 }
 
 /// The error of dense retrieval on a bundle without vectors.
