@@ -5,7 +5,7 @@ use edgerag_core::bundle::paged::InMemory;
 use edgerag_core::bundle::{
     FORMAT_VERSION, HEADER_LEN, MAGIC, MIN_READER_VERSION, Manifest, paged,
 };
-use edgerag_core::query::LazySearcher;
+use edgerag_core::query::{Filter, LazySearcher};
 use edgerag_core::{Bundle, Error, Hit, Mode, SearchOptions, Searcher};
 
 use crate::common::{self, now};
@@ -239,6 +239,18 @@ fn stored_v4_bundle_searches_as_the_v3_bundle_it_was_made_from() {
             assert!(!expected.is_empty(), "{query:?}, {mode}");
             assert_eq!(shown(now(lazy.search(query, &options)).unwrap()), expected);
         }
+    }
+    // Written before bundles kept a filter table, it refuses filters, saying why; written
+    // now, the same bundle filters as in memory.
+    let filter = Filter { documents: vec!["normans.md".into()], ..Filter::default() };
+    let filtered = SearchOptions { filter, ..SearchOptions::default() };
+    let error = now(lazy.search("conquest", &filtered)).unwrap_err();
+    assert!(error.to_string().contains("no filter table"), "{error}");
+    let rewritten = open(&whole.bundle().to_paged_bytes(&Layout::default()).unwrap()).unwrap();
+    for query in ["conquest", "Rollo swore fealty"] {
+        let expected = shown(whole.search(query, &filtered).unwrap());
+        assert!(!expected.is_empty() && expected.iter().all(|(_, _, title, _)| title == "Normans"));
+        assert_eq!(shown(now(rewritten.search(query, &filtered)).unwrap()), expected);
     }
     // A changed byte in a slot is refused, naming the slot and its section; so is a slot the
     // file ends before.

@@ -346,15 +346,14 @@ fn a_bundle_of_format_4_answers_every_mode_as_the_bundle_in_memory() {
     assert_eq!(lazy.io().requests, 1, "the header and directory in one read");
     let lazy = lazy.with_embedder(minilm_boxed()).unwrap();
     assert!(lazy.dense_ready());
-    // What a hit shows, and how each signal ranked it: chunks are named by address in one
-    // and by index in the other.
+    // What a hit shows, and why it was found: chunks are named by address in one and by
+    // index in the other.
     let shown = |hit: &Hit| {
-        let explain = hit.explain.as_ref().unwrap();
-        let signals = (explain.bm25, explain.dense, explain.graph, explain.graph_hops);
         let place = (hit.document.clone(), hit.title.clone(), hit.page, hit.section.clone());
-        (hit.rank, hit.score, hit.chunk_id.clone(), place, hit.text.clone(), signals)
+        (hit.rank, hit.score, hit.chunk_id.clone(), place, hit.text.clone(), hit.explain.clone())
     };
-    let mut found = 0;
+    // Hits found, and hits explained with matched terms and with keywords.
+    let (mut found, mut matched) = (0, (0, 0));
     for query in queries() {
         for mode in [Mode::Bm25, Mode::Dense, Mode::Graph, Mode::Hybrid] {
             let options = SearchOptions { mode, explain: true, ..SearchOptions::default() };
@@ -369,20 +368,49 @@ fn a_bundle_of_format_4_answers_every_mode_as_the_bundle_in_memory() {
                 continue;
             };
             found += got.len();
+            for explain in got.iter().filter_map(|hit| hit.explain.as_ref()) {
+                matched.0 += usize::from(!explain.terms.is_empty());
+                matched.1 += usize::from(!explain.keywords.is_empty());
+            }
             let got: Vec<_> = got.iter().map(shown).collect();
             assert_eq!(got, expected.iter().map(shown).collect::<Vec<_>>(), "{query:?}, {mode}");
         }
     }
-    assert!(found > 0);
+    assert!(found > 0 && matched.0 > 0 && matched.1 > 0, "{found} hits, {matched:?} explained");
     // A query asked again reads nothing: its pages are in the cache.
     let options = SearchOptions::default();
     now(lazy.search("Who gave their name to Normandy?", &options)).unwrap();
     let io = lazy.io();
     now(lazy.search("Who gave their name to Normandy?", &options)).unwrap();
     assert_eq!(lazy.io(), io);
-    // Metadata filters are refused, not ignored.
-    let filter = Filter { documents: vec!["normans.md".into()], ..Filter::default() };
-    let filtered = SearchOptions { filter, ..SearchOptions::default() };
-    let error = now(lazy.search("Normandy", &filtered)).unwrap_err();
-    assert!(error.to_string().contains("not yet supported"), "{error}");
+    // A filter ranks only the chunks it allows, as in memory: by document, by format and
+    // page, by heading; one that allows nothing finds nothing.
+    let filters = [
+        Filter { documents: vec!["normans.md".into()], ..Filter::default() },
+        Filter { kinds: vec![load::DocKind::Pdf], pages: Some((2, 4)), ..Filter::default() },
+        Filter { section: Some("TESLA".into()), ..Filter::default() },
+        Filter { documents: vec!["elsewhere.md".into()], ..Filter::default() },
+    ];
+    let mut shown_per_filter = Vec::new();
+    for filter in filters {
+        let mut found = 0;
+        for query in ["Who gave their name to Normandy?", "mime type glob", "alternating current"] {
+            for mode in [Mode::Bm25, Mode::Dense, Mode::Graph, Mode::Hybrid] {
+                let filter = filter.clone();
+                let options = SearchOptions { mode, explain: true, filter, ..Default::default() };
+                let expected = memory.search(query, &options).unwrap();
+                let got = now(lazy.search(query, &options)).unwrap();
+                found += got.len();
+                let got: Vec<_> = got.iter().map(shown).collect();
+                assert_eq!(
+                    got,
+                    expected.iter().map(shown).collect::<Vec<_>>(),
+                    "{query:?}, {mode}"
+                );
+            }
+        }
+        shown_per_filter.push(found);
+    }
+    assert!(shown_per_filter[..3].iter().all(|&n| n > 0), "{shown_per_filter:?}");
+    assert_eq!(shown_per_filter[3], 0);
 }

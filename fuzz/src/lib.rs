@@ -293,8 +293,8 @@ fn search_graph(file: &paged::PagedFile<paged::InMemory, Graph>) {
     }
 }
 
-/// Searches a whole bundle of format 4 in every mode that needs no model, explained; and in
-/// dense mode, which has none to use.
+/// Searches a whole bundle of format 4 in every mode that needs no model, explained; in
+/// dense mode, which has none to use; and filtered.
 fn search_whole(searcher: &LazySearcher<paged::InMemory>) {
     let query = "When did the Normans conquer England in 1066?";
     for mode in [Mode::Bm25, Mode::Graph, Mode::Hybrid, Mode::Dense] {
@@ -303,6 +303,17 @@ fn search_whole(searcher: &LazySearcher<paged::InMemory>) {
             Ok(hits) => assert!(hits.len() <= 5, "{} hits for 5", hits.len()),
             Err(error) => check_refusal(&error),
         }
+    }
+    // Filtered, which reads the filter table.
+    let filter = Filter {
+        documents: vec!["normans.md".into()],
+        section: Some("norman".into()),
+        ..Filter::default()
+    };
+    let options = SearchOptions { k: 5, filter, ..SearchOptions::default() };
+    match ready(searcher.search(query, &options)) {
+        Ok(hits) => assert!(hits.len() <= 5, "{} hits for 5", hits.len()),
+        Err(error) => check_refusal(&error),
     }
 }
 

@@ -240,6 +240,27 @@ impl PagedGraph {
         search::bridge(&self.reader(file), query, analyzer, seeds, allow).await
     }
 
+    /// The display forms of `keywords`, in order; one read of the slots that hold them.
+    ///
+    /// # Errors
+    /// [`Error::Decode`] for a keyword the graph does not have; as [`PagedFile::slots`].
+    pub async fn displays<S: RangeSource, B>(
+        &self,
+        file: &PagedFile<S, B>,
+        keywords: &[u32],
+    ) -> Result<Vec<String>> {
+        let nodes = self.reader(file).nodes(keywords).await?;
+        keywords
+            .iter()
+            .map(|k| {
+                let node = nodes
+                    .get(k)
+                    .ok_or_else(|| Error::Decode(format!("the keyword graph has no keyword {k}")));
+                node.map(|node| node.display.clone())
+            })
+            .collect()
+    }
+
     /// The graph read from `file`, as graph retrieval reads it; what one reader read, it keeps
     /// for its later reads.
     pub(crate) fn reader<'a, S, B>(&'a self, file: &'a PagedFile<S, B>) -> Reader<'a, S, B> {
@@ -354,21 +375,8 @@ impl<S: RangeSource, B> Reader<'_, S, B> {
         let mut slots: Vec<u32> = slots.into_iter().collect();
         slots.sort_unstable();
         slots.dedup();
-        let payloads = self.file.slots(section, &slots).await?;
-        let name = |section: u32| {
-            self.file.sections().get(section as usize).map_or("?", |s| s.name.as_str()).to_owned()
-        };
-        slots
-            .into_iter()
-            .zip(payloads)
-            .map(|(slot, payload)| {
-                let (records, _padding) = postcard::take_from_bytes(&payload).map_err(|e| {
-                    let section = name(section);
-                    Error::Decode(format!("slot {slot} of section {section:?}: {e}").to_lowercase())
-                })?;
-                Ok((slot, records))
-            })
-            .collect()
+        let records = self.file.records(section, &slots).await?;
+        Ok(slots.into_iter().zip(records).collect())
     }
 
     /// What `get` takes of those of `keywords` that words read so far hold, and the others.

@@ -261,15 +261,9 @@ impl Ivf {
                 self.partitions
             )));
         }
-        let payloads = file.slots(self.centroids, &(0..slots).collect::<Vec<_>>()).await?;
-        let mut records: Vec<Centroid> = Vec::new();
-        for (slot, payload) in payloads.iter().enumerate() {
-            let (mut more, _padding): (Vec<Centroid>, _) = postcard::take_from_bytes(payload)
-                .map_err(|e| {
-                    Error::Decode(format!("slot {slot} of the centroids: {e}").to_lowercase())
-                })?;
-            records.append(&mut more);
-        }
+        let slots: Vec<u32> = (0..slots).collect();
+        let records: Vec<Centroid> =
+            file.records(self.centroids, &slots).await?.into_iter().flatten().collect();
         let (mut end, mut members) = (0u64, 0u64);
         let consistent = records.len() == self.partitions as usize
             && records.iter().all(|r| {

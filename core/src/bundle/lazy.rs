@@ -14,6 +14,10 @@
 //! | `dictionary`, `postings` | BM25 terms and their impact-ordered postings | [`Lexicon`] |
 //! | `keywords`, `appearances`, `words`, `word data`, `links` | the keyword graph | [`PagedGraph`] |
 //! | `centroids`, `lists` | the dense index's partitions (with vectors only) | [`Ivf`] |
+//! | `filters` | what metadata filters ask of each document and chunk | [`filters`] |
+//!
+//! The directory names every section but `filters`, which readers find by name: bundles
+//! written before it existed lack it, and are searched as before but not filtered.
 //!
 //! Every index names a chunk by its *address* in the store, not by its index in the
 //! corpus, so a hit is read from the store without a lookup.
@@ -23,6 +27,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::filters;
 use super::graph::PagedGraph;
 use super::ivf::{Ivf, IvfParams};
 use super::lexicon::{self, Lexicon};
@@ -100,6 +105,7 @@ impl Bundle {
             )?),
             None => None,
         };
+        filters::write(&mut writer, &self.documents, &self.chunks, &addresses, layout.slot)?;
         let manifest = Manifest { format_version: VERSION, ..self.manifest.clone() };
         writer.finish(Body { manifest, store, lexicon, graph, dense }, VERSION, VERSION)
     }

@@ -39,7 +39,7 @@ use serde::{Deserialize, Serialize};
 
 use super::paged::{PagedFile, PagedWriter, RangeSource, route};
 use super::varint;
-use crate::index::bm25::{self, Bm25Index, Bm25Params};
+use crate::index::bm25::{self, Bm25Index, Bm25Params, TermScore};
 use crate::index::{Scored, top_k};
 use crate::{Error, Result};
 
@@ -233,6 +233,41 @@ impl Lexicon {
             .filter(|(address, _)| allow(**address))
             .map(|(&chunk, shares)| Scored { chunk, score: score(shares) });
         Ok(top_k(candidates, k))
+    }
+
+    /// What each query term adds to the BM25 score of each chunk of `chunks` (a chunk's
+    /// analysed terms), as [`Bm25Index::explain`] gives them: the chunk's term frequency and
+    /// length are counted in its terms, so only the terms' dictionary entries are read (those
+    /// a search of `terms` has read already).
+    ///
+    /// # Errors
+    /// As [`search`](Self::search).
+    pub async fn explain<S: RangeSource, B>(
+        &self,
+        file: &PagedFile<S, B>,
+        terms: &[String],
+        chunks: &[Vec<String>],
+    ) -> Result<Vec<Vec<TermScore>>> {
+        let lists = self.lists(file, terms).await?;
+        let explain = |chunk: &Vec<String>| {
+            let length = u32::try_from(chunk.len()).unwrap_or(u32::MAX);
+            let mut out: Vec<TermScore> = Vec::new();
+            for term in terms {
+                let Some(list) = lists.iter().find(|list| list.term == *term) else { continue };
+                let tf = chunk.iter().filter(|t| *t == term).count();
+                if tf == 0 {
+                    continue;
+                }
+                let tf = u32::try_from(tf).unwrap_or(u32::MAX);
+                let score = bm25::term_score(self.params, list.idf, tf, length, self.avgdl);
+                match out.iter_mut().find(|s| s.term == *term) {
+                    Some(existing) => existing.score += score,
+                    None => out.push(TermScore { term: term.clone(), score }),
+                }
+            }
+            out
+        };
+        Ok(chunks.iter().map(explain).collect())
     }
 
     /// The distinct known terms of `terms`, with their entries, idf and occurrences.

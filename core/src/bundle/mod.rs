@@ -44,6 +44,7 @@
 //!   it with [`Error::ReadByRange`].
 
 mod build;
+pub mod filters;
 pub mod graph;
 pub mod ivf;
 pub mod lazy;

@@ -2,14 +2,15 @@
 //! its reads going to the bundle's pages, so a query costs what it touches.
 
 use super::rank::{Allow, Retrieve, no_vectors, rank};
-use super::{Hit, QueryModel, SearchOptions};
+use super::{Explanation, Hit, QueryModel, Rankings, SearchOptions};
+use crate::Result;
+use crate::bundle::filters;
 use crate::bundle::lazy::{self, LazyBundle};
 use crate::bundle::paged::{Io, RangeSource};
-use crate::bundle::{Embed, Manifest};
+use crate::bundle::{Embed, Manifest, StoredChunk};
 use crate::graph::data::GraphData;
 use crate::index::Scored;
 use crate::text::Analyzer;
-use crate::{Error, Result};
 
 /// A bundle of format version 4, opened by range and ready to query. Chunks are named by
 /// their address in the bundle's chunk store ([`Hit::chunk`], [`Scored::chunk`]).
@@ -80,45 +81,74 @@ impl<S: RangeSource> LazySearcher<S> {
     }
 
     /// The best `options.k` chunks for `query`, as [`super::Searcher::search`] finds them in
-    /// the same bundle in memory. An explanation gives each signal's score and rank, without
-    /// the matched terms and keywords.
+    /// the same bundle in memory, explained alike.
     ///
     /// # Errors
-    /// [`Error::Query`] when the query has no searchable words, or for a metadata filter
-    /// (not yet supported on a bundle read by range); [`Error::NoVectors`] for dense
-    /// retrieval without vectors or a model; errors of reading the bundle.
+    /// [`Error::Query`](crate::Error::Query) when the query has no searchable words, or for a
+    /// metadata filter on a bundle written without a filter table;
+    /// [`Error::NoVectors`](crate::Error::NoVectors) for dense retrieval without vectors or a
+    /// model; errors of reading the bundle.
     pub async fn search(&self, query: &str, options: &SearchOptions) -> Result<Vec<Hit>> {
         let r = self.rank(query, options).await?;
         let top = &r.fused[..r.fused.len().min(options.k)];
         let addresses: Vec<u32> = top.iter().map(|s| s.chunk).collect();
         let stored = self.bundle.body().store.read(&self.bundle, &addresses).await?;
-        let hits = top.iter().zip(stored).zip(1..).map(|((s, stored), rank)| {
-            let explain = options.explain.then(|| r.signals(s.chunk));
-            Hit {
-                rank,
-                chunk: s.chunk,
-                chunk_id: stored.chunk.id,
-                document: stored.document.source.clone(),
-                title: stored.document.title.clone(),
-                page: stored.chunk.page,
-                section: stored.section,
-                score: s.score,
-                text: stored.chunk.text,
-                explain,
-            }
+        let mut explained = match options.explain {
+            true => self.explain(&r, &stored).await?.into_iter().map(Some).collect(),
+            false => vec![None; top.len()],
+        };
+        let hits = top.iter().zip(stored).zip(1..).map(|((s, stored), rank)| Hit {
+            rank,
+            chunk: s.chunk,
+            chunk_id: stored.chunk.id,
+            document: stored.document.source.clone(),
+            title: stored.document.title.clone(),
+            page: stored.chunk.page,
+            section: stored.section,
+            score: s.score,
+            text: stored.chunk.text,
+            explain: explained.get_mut(rank as usize - 1).and_then(Option::take),
         });
         Ok(hits.collect())
     }
 
-    async fn rank(&self, query: &str, options: &SearchOptions) -> Result<super::Rankings> {
-        if !options.filter.is_empty() {
-            return Err(Error::Query(
-                "metadata filters are not yet supported on a bundle read by range (format 4)"
-                    .into(),
-            ));
-        }
+    /// Why each of the `stored` chunks of `r.fused` was found: the signals, the query terms
+    /// counted in its text, the display forms of the keywords that led the graph to it.
+    async fn explain(&self, r: &Rankings, stored: &[StoredChunk]) -> Result<Vec<Explanation>> {
+        let body = self.bundle.body();
+        let texts: Vec<Vec<String>> =
+            stored.iter().map(|s| self.analyzer.terms(&s.chunk.text)).collect();
+        let terms = body.lexicon.explain(&self.bundle, &r.terms, &texts).await?;
+        let led: Vec<&[u32]> = r.fused[..stored.len()]
+            .iter()
+            .map(|s| r.graph.iter().find(|h| h.chunk == s.chunk).map_or(&[][..], |h| &h.keywords))
+            .collect();
+        let mut keywords = led.concat();
+        keywords.sort_unstable();
+        keywords.dedup();
+        let displays = body.graph.displays(&self.bundle, &keywords).await?;
+        let display = |k: &u32| keywords.binary_search(k).map(|i| displays[i].clone());
+        let explained = r.fused.iter().zip(terms).zip(led).map(|((s, terms), led)| Explanation {
+            terms,
+            keywords: led.iter().filter_map(|k| display(k).ok()).collect(),
+            ..r.signals(s.chunk)
+        });
+        Ok(explained.collect())
+    }
+
+    async fn rank(&self, query: &str, options: &SearchOptions) -> Result<Rankings> {
+        let filter = &options.filter;
+        let allowed = if filter.is_empty() {
+            None
+        } else {
+            let chunks = self.manifest().counts.chunks;
+            let document = |id: &str, source: &str, kind| filter.allows_document(id, source, kind);
+            let chunk = |page, path: &dyn Fn() -> Vec<String>| filter.allows_chunk(page, path);
+            Some(filters::allowed(&self.bundle, chunks, document, chunk).await?)
+        };
+        let allow = |chunk: u32| allowed.as_ref().is_none_or(|a| a.binary_search(&chunk).is_ok());
         let model = self.model.as_ref();
-        rank(&Paged(&self.bundle), &self.analyzer, query, model, options, &|_| true).await
+        rank(&Paged(&self.bundle), &self.analyzer, query, model, options, &allow).await
     }
 }
 

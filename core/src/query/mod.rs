@@ -131,34 +131,48 @@ impl Filter {
         self == &Self::default()
     }
 
+    /// Whether chunks of the document with `id`, `source` and `kind` may pass.
+    pub(crate) fn allows_document(&self, id: &str, source: &str, kind: DocKind) -> bool {
+        let named = self.documents.is_empty()
+            || self.documents.iter().any(|n| {
+                n == id
+                    || n == source
+                    || source.strip_suffix(n.as_str()).is_some_and(|s| s.ends_with('/'))
+            });
+        named && (self.kinds.is_empty() || self.kinds.contains(&kind))
+    }
+
+    /// Whether a chunk (of an allowed document) starting on `page` passes, `path` giving its
+    /// headings from the top when the filter needs them.
+    pub(crate) fn allows_chunk(
+        &self,
+        page: Option<u32>,
+        path: impl FnOnce() -> Vec<String>,
+    ) -> bool {
+        let in_pages =
+            self.pages.is_none_or(|(from, to)| page.is_some_and(|p| (from..=to).contains(&p)));
+        in_pages
+            && self.section.as_ref().is_none_or(|wanted| {
+                let wanted = wanted.to_lowercase();
+                path().iter().any(|h| h.to_lowercase().contains(&wanted))
+            })
+    }
+
     /// Which chunks of `bundle` pass, by chunk index; `None` when all do.
     fn mask(&self, bundle: &Bundle) -> Option<Vec<bool>> {
         if self.is_empty() {
             return None;
         }
-        let section = self.section.as_ref().map(|s| s.to_lowercase());
         let documents: Vec<bool> = bundle
             .documents
             .iter()
-            .map(|d| {
-                let named = self.documents.is_empty()
-                    || self.documents.iter().any(|n| {
-                        *n == d.id || *n == d.source || d.source.ends_with(&format!("/{n}"))
-                    });
-                named && (self.kinds.is_empty() || self.kinds.contains(&d.kind))
-            })
+            .map(|d| self.allows_document(&d.id, &d.source, d.kind))
             .collect();
         let allowed = bundle.chunks.iter().map(|c| {
-            let in_pages = self
-                .pages
-                .is_none_or(|(from, to)| c.page.is_some_and(|p| (from..=to).contains(&p)));
-            let in_section = section.as_ref().is_none_or(|wanted| {
-                let doc = &bundle.documents[c.doc as usize];
-                doc.section_path(c.section)
-                    .iter()
-                    .any(|h| h.to_lowercase().contains(wanted.as_str()))
-            });
-            documents[c.doc as usize] && in_pages && in_section
+            documents[c.doc as usize]
+                && self.allows_chunk(c.page, || {
+                    bundle.documents[c.doc as usize].section_path(c.section)
+                })
         });
         Some(allowed.collect())
     }

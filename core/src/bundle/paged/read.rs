@@ -194,6 +194,34 @@ impl<S: RangeSource, B> PagedFile<S, B> {
             .collect::<Option<Vec<_>>>()
             .ok_or_else(|| Error::Read(format!("a slot of {:?} went missing", listed.name)))
     }
+
+    /// The records each slot of `slots` of section `section` holds, in order, as
+    /// [`PagedWriter::records`] packs them; the slots are read as [`slots`](Self::slots)
+    /// reads them.
+    ///
+    /// # Errors
+    /// [`Error::Decode`] naming the slot whose records do not decode; as
+    /// [`slots`](Self::slots).
+    ///
+    /// [`PagedWriter::records`]: super::PagedWriter::records
+    pub async fn records<T: DeserializeOwned>(
+        &self,
+        section: u32,
+        slots: &[u32],
+    ) -> Result<Vec<Vec<T>>> {
+        let payloads = self.slots(section, slots).await?;
+        let name = self.sections.get(section as usize).map_or("?", |s| s.name.as_str());
+        slots
+            .iter()
+            .zip(payloads)
+            .map(|(slot, payload)| {
+                let (records, _padding) = postcard::take_from_bytes(&payload).map_err(|e| {
+                    Error::Decode(format!("slot {slot} of section {name:?}: {e}").to_lowercase())
+                })?;
+                Ok(records)
+            })
+            .collect()
+    }
     /// The bytes of `spans` (start, length) of section `section` read as one byte stream (its
     /// slots' payloads one after the other, as [`PagedWriter::stream`] writes them), the slots
     /// they lie in read together as [`slots`](Self::slots) reads them.
