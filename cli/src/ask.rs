@@ -1,26 +1,27 @@
 //! `edgerag ask`: a cited answer to a question, written by an LLM or extracted offline.
 
-use std::path::PathBuf;
-
 use anyhow::{Context, Result, bail};
 use edgerag_core::Mode;
 use edgerag_core::answer::{
     Answer, AnswerMode, Answerer, AskOptions, DEFAULT_DEADLINE, WarningKind,
 };
+use edgerag_core::bundle::paged::Io;
 use edgerag_core::completions::STREAM_DISCARDED;
 use edgerag_core::request::AskRequest;
+use serde::Serialize;
 
 use crate::flags::llm::{self, Llm, LlmArgs};
-use crate::flags::model::{self, ModelArgs};
+use crate::flags::model::ModelArgs;
 use crate::flags::retrieval::FusionArgs;
+use crate::open::{Opened, open};
+use crate::output;
 use crate::transport;
-use crate::{files, output};
 
 /// Arguments of `edgerag ask`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
-    /// The bundle file.
-    bundle: PathBuf,
+    /// The bundle: a file, or the http(s):// URL of one of format 4 (read by range).
+    bundle: String,
     /// The question.
     question: String,
     /// Retrieval mode: bm25, dense, graph or hybrid.
@@ -118,24 +119,42 @@ impl AnswerArgs {
 }
 
 pub(crate) fn run(args: Args) -> Result<()> {
-    let searcher = files::open_bundle(&args.bundle)?;
-    let searcher = model::attach(searcher, &args.model, args.mode, args.json)?;
+    let opened = open(&args.bundle, &args.model, args.mode, args.json)?;
     let client = args.answer.model(&args.llm, args.json)?;
     let options = args.answer.options(&args.fusion, args.mode, client.as_ref())?;
-    let answerer = Answerer::new(&searcher, options);
     let mut streamed = false;
     let mut print = |token: &str| {
         streamed = true;
         output::stream(token);
     };
     let on_token = args.stream.then_some(&mut print as &mut dyn FnMut(&str));
-    let answer = transport::block_on(answerer.answer(client.as_ref(), &args.question, on_token))
-        .context("ask")?;
+    let (answer, io) = match &opened {
+        Opened::ByRange(searcher) => {
+            let answerer = Answerer::new(searcher, options);
+            let answer = answerer.answer(client.as_ref(), &args.question, on_token);
+            (transport::block_on(answer), Some(searcher.io()))
+        }
+        Opened::Whole(searcher) => {
+            let answerer = Answerer::new(searcher, options);
+            (transport::block_on(answerer.answer(client.as_ref(), &args.question, on_token)), None)
+        }
+    };
+    let answer = answer.context("ask")?;
     if args.json {
-        return output::json(&answer);
+        return output::json(&ReadByRange { answer: &answer, io });
     }
     print_answer(&answer, streamed);
     Ok(())
+}
+
+/// What `--json` prints: the answer, and for a bundle read by range what reading it cost
+/// (opening included).
+#[derive(Debug, Serialize)]
+struct ReadByRange<'a> {
+    #[serde(flatten)]
+    answer: &'a Answer,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    io: Option<Io>,
 }
 
 /// Said after a streamed reply that a stricter retry replaced.

@@ -7,6 +7,7 @@ mod embed;
 mod eval;
 mod flags;
 mod inspect;
+mod open;
 mod search;
 mod serve;
 mod transport;

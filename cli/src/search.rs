@@ -1,17 +1,16 @@
 //! `edgerag search`: ranked chunks for a query.
 
-use std::path::Path;
-
 use anyhow::{Context, Result};
-use edgerag_cli::source::{self, BundleSource, blocking};
+use edgerag_cli::source::blocking;
 use edgerag_core::bundle::paged::Io;
 use edgerag_core::query::{Filter, SearchResults};
-use edgerag_core::{DocKind, Error, Hit, Mode, SearchOptions};
+use edgerag_core::{DocKind, Hit, Mode};
 use serde::Serialize;
 
-use crate::flags::model::{self, ModelArgs};
+use crate::flags::model::ModelArgs;
 use crate::flags::retrieval::FusionArgs;
-use crate::{files, output};
+use crate::open::{Opened, open};
+use crate::output;
 
 /// Arguments of `edgerag search`.
 #[derive(Debug, clap::Args)]
@@ -68,13 +67,18 @@ pub(crate) fn run(args: Args) -> Result<()> {
         kinds: args.kinds.clone(),
     };
     let options = request.options(args.k).context("search")?;
-    let location = &args.bundle;
-    match source::open_lazy(location) {
-        Ok(searcher) => search_by_range(searcher, &args, &options),
-        // Older formats are read whole.
-        Err(Error::TooOld { .. }) if !source::is_url(location) => {
-            let searcher = files::open_bundle(Path::new(location))?;
-            let searcher = model::attach(searcher, &args.model, args.mode, args.json)?;
+    match open(&args.bundle, &args.model, args.mode, args.json)? {
+        Opened::ByRange(searcher) => {
+            let hits = blocking(searcher.search(&args.query, &options))
+                .with_context(|| format!("search {}", args.bundle))?;
+            if args.json {
+                let results =
+                    SearchResults { query: &args.query, mode: options.mode, results: hits };
+                return output::json(&ReadByRange { results, io: searcher.io() });
+            }
+            print(&hits)
+        }
+        Opened::Whole(searcher) => {
             let hits = searcher.search(&args.query, &options).context("search")?;
             let results = SearchResults { query: &args.query, mode: options.mode, results: hits };
             match args.json {
@@ -82,31 +86,7 @@ pub(crate) fn run(args: Args) -> Result<()> {
                 false => print(&results.results),
             }
         }
-        Err(Error::TooOld { found, .. }) => Err(anyhow::anyhow!(
-            "{location}: a bundle of format {found} is read whole: download it, or convert it \
-             to format 4 (`edgerag convert`) to search it by range"
-        )),
-        Err(error) => Err(error).context(location.clone()),
     }
-}
-
-fn search_by_range(
-    searcher: edgerag_core::query::LazySearcher<BundleSource>,
-    args: &Args,
-    options: &SearchOptions,
-) -> Result<()> {
-    let spec = searcher.manifest().embedding.as_ref();
-    let searcher = match model::for_mode(spec, &args.model, args.mode, args.json)? {
-        Some(embedder) => searcher.with_embedder(Box::new(embedder))?,
-        None => searcher,
-    };
-    let hits = blocking(searcher.search(&args.query, options))
-        .with_context(|| format!("search {}", args.bundle))?;
-    if args.json {
-        let results = SearchResults { query: &args.query, mode: options.mode, results: hits };
-        return output::json(&ReadByRange { results, io: searcher.io() });
-    }
-    print(&hits)
 }
 
 fn print(hits: &[Hit]) -> Result<()> {

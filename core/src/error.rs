@@ -73,7 +73,7 @@ pub enum Error {
     /// A bundle of format version 4, meant to be read by range, was given to a reader of
     /// whole files (versions 1 to 3).
     #[error(
-        "this bundle (format version 4) is read by range, not whole: search it with `edgerag search`, or build one of format 3 for this host (`edgerag build --format 3`)"
+        "this bundle (format version 4) is read by range, not whole: query it with `edgerag search` or `edgerag ask`, or build one of format 3 for this host (`edgerag build --format 3`)"
     )]
     ReadByRange,
     /// The bundle was written in a format version this build no longer reads.

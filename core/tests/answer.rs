@@ -5,9 +5,12 @@ use std::cell::RefCell;
 use std::time::Duration;
 
 use edgerag_core::answer::{AnswerMode, Answerer, AskOptions, WarningKind};
+use edgerag_core::bundle::lazy::{DEFAULT_BUDGET, Layout};
+use edgerag_core::bundle::paged::InMemory;
 use edgerag_core::llm::{
     HttpRequest, HttpResponse, LlmClient, LlmConfig, ResponseBody, Transport, TransportError,
 };
+use edgerag_core::query::{Corpus, LazySearcher};
 use edgerag_core::{BuildOptions, BundleBuilder, Searcher, load};
 
 use crate::common::fixture;
@@ -322,4 +325,47 @@ fn a_retry_cut_by_the_deadline_leaves_the_first_reply() {
     assert!(kinds.contains(&WarningKind::LowSupport), "{kinds:?}");
     assert_eq!(kinds.last(), Some(&WarningKind::LlmDeadline), "{kinds:?}");
     assert!(!kinds.contains(&WarningKind::Retried), "{kinds:?}");
+}
+
+#[test]
+fn a_bundle_read_by_range_answers_as_the_bundle_in_memory() {
+    let memory = searcher();
+    let bytes = memory.bundle().to_paged_bytes(&Layout::default()).unwrap();
+    let lazy = run(LazySearcher::open(InMemory(bytes), DEFAULT_BUDGET)).unwrap();
+    let lazy = lazy.with_embedder(minilm_boxed()).unwrap();
+    // The keywords offered to an LLM, with and without a model.
+    for question in [QUESTION, "Rollo and Charles the Simple", "zyzzyva"] {
+        let expected = memory.keyword_candidates(question, 12).unwrap();
+        assert_eq!(run(lazy.keyword_candidates(question, 12)).unwrap(), expected, "{question:?}");
+    }
+    let offered = memory.keyword_candidates(QUESTION, 12).unwrap();
+    assert!(offered.iter().any(|c| c.lexical) && offered.iter().any(|c| !c.lexical));
+    // An extractive answer, and one written after choosing keywords: the same sources, the
+    // same prompts, the same checks.
+    let got = extracted(&lazy);
+    assert_eq!(got["mode"], "extractive");
+    let cited = |field: &str| got[field].as_array().map_or(0, Vec::len);
+    assert!(cited("sources") > 0 && cited("citations") > 0, "{got}");
+    assert_eq!(got, extracted(&memory));
+    let chosen = format!("{{\"keywords\": [{:?}]}}", offered[0].display);
+    let got = written(&lazy, &chosen);
+    assert_eq!((&got.0["mode"], got.1.len()), (&"llm".into(), 2), "keywords, then the answer");
+    assert_eq!(got, written(&memory, &chosen));
+}
+
+/// The answer `corpus` gives to [`QUESTION`] without an LLM, as JSON.
+fn extracted<C: Corpus>(corpus: &C) -> serde_json::Value {
+    let none: Option<&LlmClient<&Scripted>> = None;
+    let answerer = Answerer::new(corpus, AskOptions::default());
+    serde_json::to_value(run(answerer.answer(none, QUESTION, None)).unwrap()).unwrap()
+}
+
+/// The answer `corpus` gives to [`QUESTION`] when the LLM chooses keywords with reply
+/// `chosen`, as JSON, and the requests the LLM was sent.
+fn written<C: Corpus>(corpus: &C, chosen: &str) -> (serde_json::Value, Vec<serde_json::Value>) {
+    let options = AskOptions { llm_keywords: true, ..AskOptions::default() };
+    let provider = scripted(&[chosen, "The Normans descended from Norse raiders [S1]."]);
+    let client = LlmClient::new(LlmConfig::default(), &provider).unwrap();
+    let answer = run(Answerer::new(corpus, options).answer(Some(&client), QUESTION, None));
+    (serde_json::to_value(answer.unwrap()).unwrap(), provider.requests.into_inner())
 }

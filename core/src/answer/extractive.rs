@@ -6,6 +6,8 @@
 //! [`AskOptions::sentences`](super::AskOptions::sentences) sentences with some overlap or
 //! similarity are kept, in source order, each followed by its marker.
 
+use crate::query::Corpus;
+
 use super::{Answer, AnswerMode, Answerer, Citation, Retrieval, Sentence, Warning, cosine, mean};
 use crate::Result;
 
@@ -23,7 +25,7 @@ struct Candidate {
     score: f32,
 }
 
-impl Answerer<'_> {
+impl<C: Corpus> Answerer<'_, C> {
     /// The extractive answer to `question` from `retrieval`'s sources.
     pub(super) fn extract(
         &self,

@@ -42,7 +42,7 @@ use serde::Serialize;
 use self::prompt::REFUSAL;
 use crate::bundle::Embed;
 use crate::llm::{ChatModel, seconds};
-use crate::query::{Hit, Mode, SearchOptions, Searcher};
+use crate::query::{Corpus, Hit, Mode, SearchOptions, Searcher};
 use crate::text::Analyzer;
 use crate::{Error, Result};
 
@@ -287,15 +287,16 @@ const SENTENCE_CACHE: usize = 4096;
 /// Sentences of a chunk with their vectors (vectors empty without a model).
 type ChunkSentences = Rc<Vec<(String, Vec<f32>)>>;
 
-/// Answers questions over one [`Searcher`].
-pub struct Answerer<'a> {
-    searcher: &'a Searcher,
+/// Answers questions over one [`Corpus`]: a bundle in memory ([`Searcher`]) or read by range
+/// ([`LazySearcher`](crate::query::LazySearcher)).
+pub struct Answerer<'a, C = Searcher> {
+    searcher: &'a C,
     options: AskOptions,
     analyzer: Analyzer,
     sentences: RefCell<HashMap<u32, ChunkSentences>>,
 }
 
-impl std::fmt::Debug for Answerer<'_> {
+impl<C> std::fmt::Debug for Answerer<'_, C> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Answerer").field("options", &self.options).finish_non_exhaustive()
     }
@@ -307,9 +308,20 @@ struct Retrieval {
     relevance: f32,
 }
 
-impl<'a> Answerer<'a> {
+impl Answerer<'_> {
+    /// An extractive answer: the sources' sentences closest to `question`, cited.
+    ///
+    /// # Errors
+    /// [`Error::Query`] for a question without searchable words; model errors.
+    pub fn extractive(&self, question: &str) -> Result<Answer> {
+        crate::bundle::paged::ready_now(self.extractive_with(question, Vec::new()))
+            .unwrap_or_else(|| unreachable!("a bundle in memory answers at once"))
+    }
+}
+
+impl<'a, C: Corpus> Answerer<'a, C> {
     /// An answerer over `searcher`.
-    pub fn new(searcher: &'a Searcher, options: AskOptions) -> Self {
+    pub fn new(searcher: &'a C, options: AskOptions) -> Self {
         Self { searcher, options, analyzer: Analyzer::new(), sentences: RefCell::default() }
     }
 
@@ -318,17 +330,9 @@ impl<'a> Answerer<'a> {
         &self.options
     }
 
-    /// An extractive answer: the sources' sentences closest to `question`, cited.
-    ///
-    /// # Errors
-    /// [`Error::Query`] for a question without searchable words; model errors.
-    pub fn extractive(&self, question: &str) -> Result<Answer> {
-        self.extractive_with(question, Vec::new())
-    }
-
     /// [`Answerer::extractive`], carrying `warnings`.
-    fn extractive_with(&self, question: &str, warnings: Vec<Warning>) -> Result<Answer> {
-        let retrieval = self.retrieve(question, &self.options.search)?;
+    async fn extractive_with(&self, question: &str, warnings: Vec<Warning>) -> Result<Answer> {
+        let retrieval = self.retrieve(question, &self.options.search).await?;
         if retrieval.relevance < self.options.min_relevance {
             return Ok(refusal(retrieval, warnings));
         }
@@ -362,13 +366,13 @@ impl<'a> Answerer<'a> {
             let chosen = self.choose_keywords(llm, question, &mut warnings);
             let Some(chosen) = before(chosen, deadline.as_mut()).await else {
                 warnings.push(self.deadline_warning("choosing keywords"));
-                return self.extractive_with(question, warnings);
+                return self.extractive_with(question, warnings).await;
             };
             let (ids, names) = chosen?;
             search.graph_keywords = Some(ids);
             keywords = Some(names);
         }
-        let retrieval = self.retrieve(question, &search)?;
+        let retrieval = self.retrieve(question, &search).await?;
         if retrieval.relevance < self.options.min_relevance {
             let mut answer = refusal(retrieval, warnings);
             answer.keywords = keywords;
@@ -484,7 +488,7 @@ impl<'a> Answerer<'a> {
     ) -> Result<Answer> {
         match llm {
             Some(llm) => self.ask(llm, question, on_token).await,
-            None => self.extractive(question),
+            None => self.extractive_with(question, Vec::new()).await,
         }
     }
 
@@ -502,8 +506,8 @@ impl<'a> Answerer<'a> {
         question: &str,
         warnings: &mut Vec<Warning>,
     ) -> Result<(Vec<u32>, Vec<String>)> {
-        let candidates =
-            self.searcher.keyword_candidates(question, self.options.keyword_candidates)?;
+        let limit = self.options.keyword_candidates;
+        let candidates = self.searcher.keyword_candidates(question, limit).await?;
         if candidates.is_empty() {
             return Ok((Vec::new(), Vec::new()));
         }
@@ -527,10 +531,10 @@ impl<'a> Answerer<'a> {
     }
 
     /// The question's sources within the token budget, and their relevance.
-    fn retrieve(&self, question: &str, search: &SearchOptions) -> Result<Retrieval> {
+    async fn retrieve(&self, question: &str, search: &SearchOptions) -> Result<Retrieval> {
         let explained = search.explain;
         let search = SearchOptions { explain: true, ..search.clone() };
-        let hits = self.searcher.search(question, &search)?;
+        let hits = self.searcher.search(question, &search).await?;
         let terms: Vec<String> = {
             let mut t = self.analyzer.terms(question);
             t.sort_unstable();

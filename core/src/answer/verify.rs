@@ -1,6 +1,8 @@
 //! Checking an LLM reply against its sources: citations, support, warnings.
 
 use super::prompt::REFUSAL;
+use crate::query::Corpus;
+
 use super::{Answerer, Citation, Sentence, Source, Warning, WarningKind, cosine};
 use crate::Result;
 
@@ -74,7 +76,11 @@ fn is_claim(claim: &str) -> bool {
 }
 
 /// Checks `reply` against `sources`.
-pub(super) fn check(answerer: &Answerer<'_>, reply: &str, sources: &[Source]) -> Result<Checked> {
+pub(super) fn check<C: Corpus>(
+    answerer: &Answerer<'_, C>,
+    reply: &str,
+    sources: &[Source],
+) -> Result<Checked> {
     let mut sentences = split(reply);
     let mut warnings = Vec::new();
     let mut claims = Claims::of(answerer, sources, &sentences, &mut warnings)?;
@@ -90,8 +96,8 @@ pub(super) fn check(answerer: &Answerer<'_>, reply: &str, sources: &[Source]) ->
 
 /// A reply's sentences as claims: each one's text without markers, the sources it cites and
 /// how well they support it.
-struct Claims<'a> {
-    answerer: &'a Answerer<'a>,
+struct Claims<'a, C: Corpus> {
+    answerer: &'a Answerer<'a, C>,
     sources: &'a [Source],
     /// Each sentence's text without markers, and the sources (indices) it cites.
     cited: Vec<(String, Vec<usize>)>,
@@ -101,10 +107,10 @@ struct Claims<'a> {
     supports: Vec<f32>,
 }
 
-impl<'a> Claims<'a> {
+impl<'a, C: Corpus> Claims<'a, C> {
     /// The claims of `sentences`, a warning for each marker naming no source.
     fn of(
-        answerer: &'a Answerer<'a>,
+        answerer: &'a Answerer<'a, C>,
         sources: &'a [Source],
         sentences: &[(String, Vec<u32>)],
         warnings: &mut Vec<Warning>,
@@ -323,8 +329,8 @@ fn contains_number(text: &str, number: &str) -> bool {
 }
 
 /// The claims' vectors, when a model is loaded.
-fn claim_vectors(
-    answerer: &Answerer<'_>,
+fn claim_vectors<C: Corpus>(
+    answerer: &Answerer<'_, C>,
     claims: &[(String, Vec<usize>)],
 ) -> Result<Option<Vec<Vec<f32>>>> {
     let Some(embedder) = answerer.embedder() else { return Ok(None) };
@@ -334,8 +340,8 @@ fn claim_vectors(
 
 /// Support of `claim` (with its vector, when a model is loaded) by the sources `cited`: 0
 /// without citations.
-fn support(
-    answerer: &Answerer<'_>,
+fn support<C: Corpus>(
+    answerer: &Answerer<'_, C>,
     claim: &str,
     vector: Option<&[f32]>,
     cited: &[usize],
@@ -362,8 +368,8 @@ fn support(
 }
 
 /// The source supporting `claim` best, and how well.
-fn best_source(
-    answerer: &Answerer<'_>,
+fn best_source<C: Corpus>(
+    answerer: &Answerer<'_, C>,
     claim: &str,
     vector: Option<&[f32]>,
     sources: &[Source],

@@ -240,25 +240,18 @@ impl PagedGraph {
         search::bridge(&self.reader(file), query, analyzer, seeds, allow).await
     }
 
-    /// The display forms of `keywords`, in order; one read of the slots that hold them.
+    /// The display forms of `keywords`, unknown ones left out; one read of the slots that
+    /// hold them.
     ///
     /// # Errors
-    /// [`Error::Decode`] for a keyword the graph does not have; as [`PagedFile::slots`].
+    /// As [`search`](Self::search).
     pub async fn displays<S: RangeSource, B>(
         &self,
         file: &PagedFile<S, B>,
         keywords: &[u32],
-    ) -> Result<Vec<String>> {
+    ) -> Result<HashMap<u32, String>> {
         let nodes = self.reader(file).nodes(keywords).await?;
-        keywords
-            .iter()
-            .map(|k| {
-                let node = nodes
-                    .get(k)
-                    .ok_or_else(|| Error::Decode(format!("the keyword graph has no keyword {k}")));
-                node.map(|node| node.display.clone())
-            })
-            .collect()
+        Ok(nodes.into_iter().map(|(k, node)| (k, node.display)).collect())
     }
 
     /// The graph read from `file`, as graph retrieval reads it; what one reader read, it keeps

@@ -1,8 +1,11 @@
 //! Querying a bundle of format version 4 read by range: the pipeline of [`super::Searcher`],
 //! its reads going to the bundle's pages, so a query costs what it touches.
 
-use super::rank::{Allow, Retrieve, no_vectors, rank};
-use super::{Explanation, Hit, QueryModel, Rankings, SearchOptions};
+use std::collections::HashMap;
+use std::future::Future;
+
+use super::rank::{self, Allow, Retrieve, no_vectors, rank};
+use super::{Corpus, Explanation, Hit, KeywordCandidate, QueryModel, Rankings, SearchOptions};
 use crate::Result;
 use crate::bundle::filters;
 use crate::bundle::lazy::{self, LazyBundle};
@@ -112,6 +115,20 @@ impl<S: RangeSource> LazySearcher<S> {
         Ok(hits.collect())
     }
 
+    /// Up to `limit` keywords worth matching `query` against, as
+    /// [`super::Searcher::keyword_candidates`] gives them.
+    ///
+    /// # Errors
+    /// As [`search`](Self::search).
+    pub async fn keyword_candidates(
+        &self,
+        query: &str,
+        limit: usize,
+    ) -> Result<Vec<KeywordCandidate>> {
+        let model = self.model.as_ref();
+        rank::keyword_candidates(&Paged(&self.bundle), &self.analyzer, query, model, limit).await
+    }
+
     /// Why each of the `stored` chunks of `r.fused` was found: the signals, the query terms
     /// counted in its text, the display forms of the keywords that led the graph to it.
     async fn explain(&self, r: &Rankings, stored: &[StoredChunk]) -> Result<Vec<Explanation>> {
@@ -127,10 +144,9 @@ impl<S: RangeSource> LazySearcher<S> {
         keywords.sort_unstable();
         keywords.dedup();
         let displays = body.graph.displays(&self.bundle, &keywords).await?;
-        let display = |k: &u32| keywords.binary_search(k).map(|i| displays[i].clone());
         let explained = r.fused.iter().zip(terms).zip(led).map(|((s, terms), led)| Explanation {
             terms,
-            keywords: led.iter().filter_map(|k| display(k).ok()).collect(),
+            keywords: led.iter().filter_map(|k| displays.get(k).cloned()).collect(),
             ..r.signals(s.chunk)
         });
         Ok(explained.collect())
@@ -149,6 +165,32 @@ impl<S: RangeSource> LazySearcher<S> {
         let allow = |chunk: u32| allowed.as_ref().is_none_or(|a| a.binary_search(&chunk).is_ok());
         let model = self.model.as_ref();
         rank(&Paged(&self.bundle), &self.analyzer, query, model, options, &allow).await
+    }
+}
+
+impl<S: RangeSource> Corpus for LazySearcher<S> {
+    fn search(
+        &self,
+        query: &str,
+        options: &SearchOptions,
+    ) -> impl Future<Output = Result<Vec<Hit>>> {
+        LazySearcher::search(self, query, options)
+    }
+
+    fn keyword_candidates(
+        &self,
+        query: &str,
+        limit: usize,
+    ) -> impl Future<Output = Result<Vec<KeywordCandidate>>> {
+        LazySearcher::keyword_candidates(self, query, limit)
+    }
+
+    fn embedder(&self) -> Option<&dyn Embed> {
+        self.model.as_ref().map(|model| &*model.embedder)
+    }
+
+    fn query_embedding(&self, query: &str) -> Result<Option<Vec<f32>>> {
+        self.model.as_ref().map(|model| model.embed(query)).transpose()
     }
 }
 
@@ -173,5 +215,9 @@ impl<S: RangeSource> Retrieve for Paged<'_, S> {
 
     fn graph(&self) -> impl GraphData + '_ {
         self.0.body().graph.reader(self.0)
+    }
+
+    async fn displays(&self, keywords: &[u32]) -> Result<HashMap<u32, String>> {
+        self.0.body().graph.displays(self.0, keywords).await
     }
 }

@@ -8,6 +8,8 @@ mod cache;
 mod lazy;
 mod rank;
 
+use std::collections::HashMap;
+use std::future::Future;
 use std::str::FromStr;
 
 use self::cache::Lru;
@@ -360,51 +362,14 @@ impl Searcher {
     /// # Errors
     /// As [`Searcher::search`].
     pub fn keyword_candidates(&self, query: &str, limit: usize) -> Result<Vec<KeywordCandidate>> {
-        let keywords = &self.bundle.graph.keywords;
-        let candidate = |k: u32, lexical: bool| {
-            let display = keywords.get(k as usize)?.display.clone();
-            Some(KeywordCandidate { keyword: k, display, lexical })
-        };
-        let lexical: Vec<u32> = self
-            .graph
-            .matched_keywords(&self.bundle.graph, query, &self.analyzer)
-            .into_iter()
-            .map(|(k, _)| k)
-            .collect();
-        // Half the list for lexical matches at most, so that keywords the query does not
-        // spell out (the point of asking an LLM) get their share.
-        let mut out: Vec<KeywordCandidate> =
-            lexical.iter().take(limit.div_ceil(2)).filter_map(|&k| candidate(k, true)).collect();
-        let mode = if self.dense_ready() { Mode::Dense } else { Mode::Bm25 };
-        let near = match self.rank(query, &SearchOptions { k: 5, mode, ..SearchOptions::default() })
-        {
-            Ok(r) => r.fused,
-            Err(Error::Query(_)) => Vec::new(),
-            Err(error) => return Err(error),
-        };
-        let total = self.bundle.chunks.len().max(1) as f32;
-        let mut semantic: Vec<(u32, f32)> = Vec::new();
-        for scored in near.iter().take(5) {
-            for (k, weight) in self.graph.chunk_keywords(scored.chunk) {
-                let frequency = keywords.get(k as usize).map_or(1, |n| n.chunks.max(1)) as f32;
-                let value = weight * (1.0 + total / frequency).ln();
-                match semantic.iter_mut().find(|(x, _)| *x == k) {
-                    Some(found) => found.1 = found.1.max(value),
-                    None => semantic.push((k, value)),
-                }
-            }
-        }
-        semantic.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        let rest = semantic.into_iter().map(|(k, _)| (k, lexical.contains(&k)));
-        for (k, is_lexical) in rest.chain(lexical.iter().map(|&k| (k, true))) {
-            if out.len() >= limit {
-                break;
-            }
-            if !out.iter().any(|c| c.keyword == k) {
-                out.extend(candidate(k, is_lexical));
-            }
-        }
-        Ok(out)
+        let data = Memory { bundle: &self.bundle, graph: &self.graph };
+        in_memory(rank::keyword_candidates(
+            &data,
+            &self.analyzer,
+            query,
+            self.model.as_ref(),
+            limit,
+        ))
     }
 
     /// Decodes a bundle and prepares it for queries.
@@ -514,6 +479,60 @@ impl Searcher {
     }
 }
 
+/// A bundle ready to answer from, in memory ([`Searcher`]) or read by range
+/// ([`LazySearcher`]): what an [`Answerer`](crate::answer::Answerer) reads its sources
+/// through.
+pub trait Corpus {
+    /// The best chunks for `query`, as [`Searcher::search`] finds them.
+    fn search(
+        &self,
+        query: &str,
+        options: &SearchOptions,
+    ) -> impl Future<Output = Result<Vec<Hit>>>;
+
+    /// Keywords worth matching `query` against, as [`Searcher::keyword_candidates`] gives them.
+    fn keyword_candidates(
+        &self,
+        query: &str,
+        limit: usize,
+    ) -> impl Future<Output = Result<Vec<KeywordCandidate>>>;
+
+    /// The query embedder, when one is loaded.
+    fn embedder(&self) -> Option<&dyn Embed>;
+
+    /// The query's embedding (cached), or `None` when no model is loaded.
+    ///
+    /// # Errors
+    /// Model errors.
+    fn query_embedding(&self, query: &str) -> Result<Option<Vec<f32>>>;
+}
+
+impl Corpus for Searcher {
+    fn search(
+        &self,
+        query: &str,
+        options: &SearchOptions,
+    ) -> impl Future<Output = Result<Vec<Hit>>> {
+        std::future::ready(Searcher::search(self, query, options))
+    }
+
+    fn keyword_candidates(
+        &self,
+        query: &str,
+        limit: usize,
+    ) -> impl Future<Output = Result<Vec<KeywordCandidate>>> {
+        std::future::ready(Searcher::keyword_candidates(self, query, limit))
+    }
+
+    fn embedder(&self) -> Option<&dyn Embed> {
+        Searcher::embedder(self)
+    }
+
+    fn query_embedding(&self, query: &str) -> Result<Option<Vec<f32>>> {
+        Searcher::query_embedding(self, query)
+    }
+}
+
 /// The embedding model a searcher turns queries into vectors with, and the vectors of recent
 /// queries.
 struct QueryModel {
@@ -564,6 +583,12 @@ impl Retrieve for Memory<'_> {
 
     fn graph(&self) -> impl GraphData + '_ {
         self.graph.data(&self.bundle.graph)
+    }
+
+    async fn displays(&self, keywords: &[u32]) -> Result<HashMap<u32, String>> {
+        let nodes = &self.bundle.graph.keywords;
+        let display = |&k: &u32| Some((k, nodes.get(k as usize)?.display.clone()));
+        Ok(keywords.iter().filter_map(display).collect())
     }
 }
 

@@ -2,6 +2,8 @@
 //! expansion, written over [`Retrieve`], which a bundle in memory ([`super::Searcher`]) and a
 //! bundle read by range ([`super::LazySearcher`]) implement.
 
+use std::collections::HashMap;
+
 use crate::graph::GraphHit;
 use crate::graph::data::GraphData;
 use crate::graph::search::{self, Start};
@@ -10,7 +12,7 @@ use crate::index::fusion::{self, Ranked};
 use crate::text::Analyzer;
 use crate::{Error, Result};
 
-use super::{Explanation, Mode, QueryModel, SearchOptions, Signal};
+use super::{Explanation, KeywordCandidate, Mode, QueryModel, SearchOptions, Signal};
 
 /// What the pipeline reads of a bundle: each retriever's best chunks among those `allow`
 /// accepts. Chunks are named as the bundle names them (an index in memory, an address in a
@@ -28,6 +30,9 @@ pub(crate) trait Retrieve {
     /// The keyword graph as graph retrieval reads it. One reader serves a whole query, so
     /// what its search read, its bridge finds.
     fn graph(&self) -> impl GraphData + '_;
+
+    /// The display forms of `keywords`; unknown ones are left out.
+    async fn displays(&self, keywords: &[u32]) -> Result<HashMap<u32, String>>;
 }
 
 /// Which chunks a search may return.
@@ -125,6 +130,67 @@ pub(crate) async fn rank(
         }
     };
     Ok(Rankings { terms, bm25, dense, graph, bridge, fused })
+}
+
+/// Up to `limit` keywords of the graph of `data` worth matching `query` against, for a host
+/// (an LLM) to choose from: see [`super::Searcher::keyword_candidates`].
+pub(crate) async fn keyword_candidates(
+    data: &impl Retrieve,
+    analyzer: &Analyzer,
+    query: &str,
+    model: Option<&QueryModel>,
+    limit: usize,
+) -> Result<Vec<KeywordCandidate>> {
+    let reader = data.graph();
+    let matched = search::matched_keywords(&reader, query, analyzer).await?;
+    let lexical: Vec<u32> = matched.into_iter().map(|(k, _)| k).collect();
+    // The five chunks nearest the query, and the keywords they hold.
+    let mode = if model.is_some() && data.has_vectors() { Mode::Dense } else { Mode::Bm25 };
+    let options = SearchOptions { k: 5, mode, ..SearchOptions::default() };
+    let near: Vec<u32> = match rank(data, analyzer, query, model, &options, &|_| true).await {
+        Ok(r) => r.fused.iter().take(5).map(|s| s.chunk).collect(),
+        Err(Error::Query(_)) => Vec::new(),
+        Err(error) => return Err(error),
+    };
+    let links = reader.links(&near).await?;
+    let held: Vec<&[(u32, f32)]> =
+        near.iter().filter_map(|c| links.get(c)).map(|l| l.keywords.as_slice()).collect();
+    let mut ids: Vec<u32> = held.iter().flat_map(|k| k.iter().map(|&(k, _)| k)).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let nodes = reader.keywords(&ids).await?;
+    let total = reader.chunk_count().max(1) as f32;
+    // Each keyword's best weight × idf in those chunks.
+    let mut semantic: Vec<(u32, f32)> = Vec::new();
+    for &(k, weight) in held.into_iter().flatten() {
+        let frequency = nodes.get(&k).map_or(1, |n| n.chunks.max(1)) as f32;
+        let value = weight * (1.0 + total / frequency).ln();
+        match semantic.iter_mut().find(|(x, _)| *x == k) {
+            Some(found) => found.1 = found.1.max(value),
+            None => semantic.push((k, value)),
+        }
+    }
+    semantic.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    // Half the list for lexical matches at most, so that keywords the query does not spell
+    // out (the point of asking an LLM) get their share.
+    let mut chosen: Vec<(u32, bool)> =
+        lexical.iter().take(limit.div_ceil(2)).map(|&k| (k, true)).collect();
+    let rest = semantic.into_iter().map(|(k, _)| (k, lexical.contains(&k)));
+    for (k, is_lexical) in rest.chain(lexical.iter().map(|&k| (k, true))) {
+        if chosen.len() >= limit {
+            break;
+        }
+        if !chosen.iter().any(|c| c.0 == k) {
+            chosen.push((k, is_lexical));
+        }
+    }
+    let ids: Vec<u32> = chosen.iter().map(|c| c.0).collect();
+    let displays = data.displays(&ids).await?;
+    let candidate = |(keyword, lexical)| {
+        let display = displays.get(&keyword)?.clone();
+        Some(KeywordCandidate { keyword, display, lexical })
+    };
+    Ok(chosen.into_iter().filter_map(candidate).collect())
 }
 
 impl Rankings {

@@ -1,0 +1,47 @@
+//! A bundle opened for querying, from a file or an HTTP(S) URL: by range when it is of format
+//! 4, whole when it is an older file; with the embedding model its mode needs.
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use edgerag_cli::source::{self, BundleSource};
+use edgerag_core::query::LazySearcher;
+use edgerag_core::{Error, Mode, Searcher};
+
+use crate::files;
+use crate::flags::model::{self, ModelArgs};
+
+/// A bundle ready to query.
+pub(crate) enum Opened {
+    /// Format 4, read by range.
+    ByRange(LazySearcher<BundleSource>),
+    /// An older format, read whole.
+    Whole(Searcher),
+}
+
+/// Opens the bundle at `location` (a file or a URL), loading its model when `mode` uses its
+/// vectors (see [`model::for_mode`]).
+///
+/// # Errors
+/// An older format at a URL (it would have to be downloaded whole); errors of reading the
+/// bundle or loading the model.
+pub(crate) fn open(location: &str, model: &ModelArgs, mode: Mode, quiet: bool) -> Result<Opened> {
+    match source::open_lazy(location) {
+        Ok(searcher) => {
+            let spec = searcher.manifest().embedding.as_ref();
+            Ok(Opened::ByRange(match model::for_mode(spec, model, mode, quiet)? {
+                Some(embedder) => searcher.with_embedder(Box::new(embedder))?,
+                None => searcher,
+            }))
+        }
+        Err(Error::TooOld { .. }) if !source::is_url(location) => {
+            let searcher = files::open_bundle(Path::new(location))?;
+            Ok(Opened::Whole(model::attach(searcher, model, mode, quiet)?))
+        }
+        Err(Error::TooOld { found, .. }) => Err(anyhow::anyhow!(
+            "{location}: a bundle of format {found} is read whole: download it, or convert it \
+             to format 4 (`edgerag convert`) to query it by range"
+        )),
+        Err(error) => Err(error).context(location.to_owned()),
+    }
+}
