@@ -25,6 +25,7 @@ mod recall;
 mod report;
 mod retrieval;
 mod scale;
+mod scale_paged;
 mod script;
 mod synthetic;
 

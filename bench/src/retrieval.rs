@@ -19,7 +19,7 @@ use edgerag_core::text::Analyzer;
 use edgerag_core::{BuildOptions, BundleBuilder, Mode, SearchOptions, Searcher};
 use serde::{Deserialize, Serialize};
 
-use crate::{Peers, script};
+use crate::{Peers, ready, script};
 
 /// SciFact loaded, and built into a bundle the way `edgerag build` would (without vectors).
 pub(super) struct SciFact {
@@ -237,9 +237,10 @@ fn bundle_run(scifact: &SciFact, quiet: bool) -> Result<Bm25Run> {
     let bar = output::progress(scifact.queries.len() as u64, "edgerag bm25", quiet);
     let start = Instant::now();
     let (queries, qrels) = (&scifact.queries, &scifact.qrels);
-    let report = beir::evaluate(&scifact.searcher, queries, qrels, &options, &mut |done, _| {
-        bar.set_position(done as u64);
-    })?;
+    let report =
+        ready(beir::evaluate(&scifact.searcher, queries, qrels, &options, &mut |done, _| {
+            bar.set_position(done as u64);
+        }))?;
     let seconds = start.elapsed().as_secs_f64();
     bar.finish_and_clear();
     let params = scifact.searcher.bundle().bm25.params();

@@ -7,6 +7,7 @@
 //! dimension, so the HNSW graph, the bytes and the search work are those of a real bundle of
 //! that size, while dense rankings mean nothing.
 
+use std::rc::Rc;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
@@ -18,6 +19,7 @@ use edgerag_core::load::from_text;
 use edgerag_core::{BuildOptions, Bundle, BundleBuilder, Mode, SearchOptions, Searcher};
 use serde::{Deserialize, Serialize};
 
+use crate::scale_paged::{self, PagedScale};
 use crate::{Args, Latency, SEED, recall, script, synthetic, timed_searches};
 
 /// The modes timed in wasm (the others are parts of hybrid).
@@ -43,6 +45,8 @@ pub(super) struct ScaleReport {
     pub(super) native: Vec<ModeLatency>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) wasm: Option<WasmSearch>,
+    /// The same bundle in format 4, read by range from a file.
+    pub(super) paged: PagedScale,
 }
 
 #[derive(Debug, Serialize)]
@@ -200,6 +204,8 @@ pub(super) fn measure(
         Some(pkg) => Some(wasm_search(pkg, model, &bytes, &corpus.queries, quiet)?),
         None => None,
     };
+    let embedder: Rc<dyn Embed> = Rc::new(model.load()?);
+    let paged = scale_paged::measure(searcher.bundle(), &corpus.queries, &embedder, quiet)?;
     Ok(ScaleReport {
         chunks: searcher.bundle().chunks.len(),
         build_seconds,
@@ -212,6 +218,7 @@ pub(super) fn measure(
         vectors_dense: Latency::of(&found_ms),
         native,
         wasm,
+        paged,
     })
 }
 
@@ -325,6 +332,7 @@ pub(super) fn markdown(reports: &[ScaleReport]) -> String {
         })
         .collect();
     out.push_str(&table(&["chunks", "build", "steps"], &rows));
+    out.push_str(&scale_paged::markdown(reports));
     out
 }
 

@@ -36,7 +36,7 @@ pub(crate) struct Args {
     #[arg(long, value_name = "BUNDLE")]
     update: Option<PathBuf>,
     /// Format of the bundle: 3 (read whole, by every host) or 4 (read by range; `edgerag
-    /// search` reads it from a file or a URL, other hosts do not yet).
+    /// search` and `ask` read it from a file or a URL, other hosts do not yet).
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u16).range(3..=4))]
     format: u16,
     #[command(flatten)]

@@ -1,15 +1,21 @@
 //! `edgerag eval`: retrieval quality on judged data sets.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use anyhow::{Context, Result, bail};
+use edgerag_cli::source::blocking;
 use edgerag_core::answer::Answerer;
+use edgerag_core::bundle::lazy::{DEFAULT_BUDGET, Layout};
+use edgerag_core::bundle::paged::InMemory;
+use edgerag_core::eval::Judgments;
 use edgerag_core::eval::beir;
 use edgerag_core::eval::judge::{self, JudgeReport, JudgeScores};
 use edgerag_core::eval::{multihop, squad};
 use edgerag_core::llm::LlmClient;
 use edgerag_core::load::from_text;
+use edgerag_core::query::{Corpus, LazySearcher};
 use edgerag_core::{Bundle, Mode, Searcher};
 use serde::Serialize;
 
@@ -69,6 +75,8 @@ pub(crate) struct BeirArgs {
     split: String,
     #[command(flatten)]
     common: Common,
+    #[command(flatten)]
+    format: FormatArg,
 }
 
 /// Arguments of `edgerag eval multihop`.
@@ -78,6 +86,17 @@ pub(crate) struct MultihopArgs {
     dir: PathBuf,
     #[command(flatten)]
     common: Common,
+    #[command(flatten)]
+    format: FormatArg,
+}
+
+/// How a retrieval evaluation reads the bundle.
+#[derive(Debug, clap::Args)]
+pub(crate) struct FormatArg {
+    /// Evaluate the bundle in format 3 (in memory) or 4 (written as format 4 and read by
+    /// range, from memory: the reader of `search` and `ask` on a bundle of format 4).
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u16).range(3..=4))]
+    format: u16,
 }
 
 /// Arguments of `edgerag eval squad`.
@@ -138,10 +157,11 @@ fn beir(args: BeirArgs) -> Result<()> {
     // The BEIR protocol indexes title + text; the title is the first paragraph.
     let documents = corpus.iter().map(|d| (d.id.clone(), d.title.as_str(), d.text.as_str()));
     let searcher = index(&args.dir, documents, corpus.len(), &args.common)?;
-    let reports = per_mode(modes, &searcher, args.common.json, |mode, progress| {
-        let options = args.common.fusion.options(mode, 10, false)?;
-        Ok(beir::evaluate(&searcher, &queries, &qrels, &options, progress)?)
-    })?;
+    let common = &args.common;
+    let reports = match args.format.format {
+        4 => beir_reports(&by_range(&searcher, common)?, modes, &queries, &qrels, common)?,
+        _ => beir_reports(&searcher, modes, &queries, &qrels, common)?,
+    };
     let title = format!("{} ({} split)", args.dir.display(), args.split);
     print(
         &title,
@@ -164,10 +184,11 @@ fn multihop(args: MultihopArgs) -> Result<()> {
         .enumerate()
         .map(|(i, p)| (i.to_string(), p.title.as_str(), p.text.as_str()));
     let searcher = index(&args.dir, documents, passages.len(), &args.common)?;
-    let reports = per_mode(modes, &searcher, args.common.json, |mode, progress| {
-        let options = args.common.fusion.options(mode, 5, false)?;
-        Ok(multihop::evaluate(&searcher, &questions, &options, progress)?)
-    })?;
+    let common = &args.common;
+    let reports = match args.format.format {
+        4 => multihop_reports(&by_range(&searcher, common)?, modes, &questions, common)?,
+        _ => multihop_reports(&searcher, modes, &questions, common)?,
+    };
     print(
         &args.dir.display().to_string(),
         &reports,
@@ -181,6 +202,47 @@ fn multihop(args: MultihopArgs) -> Result<()> {
         },
         "Recall@2 Recall@5 all@5",
     )
+}
+
+/// Each mode's BEIR report on `corpus`.
+fn beir_reports<C: Corpus>(
+    corpus: &C,
+    modes: Vec<Mode>,
+    queries: &[beir::BeirQuery],
+    qrels: &HashMap<String, Judgments>,
+    common: &Common,
+) -> Result<Vec<beir::EvalReport>> {
+    per_mode(modes, corpus, common.json, |mode, progress| {
+        let options = common.fusion.options(mode, 10, false)?;
+        Ok(blocking(beir::evaluate(corpus, queries, qrels, &options, progress))?)
+    })
+}
+
+/// Each mode's multi-hop report on `corpus`.
+fn multihop_reports<C: Corpus>(
+    corpus: &C,
+    modes: Vec<Mode>,
+    questions: &[multihop::Question],
+    common: &Common,
+) -> Result<Vec<multihop::MultihopReport>> {
+    per_mode(modes, corpus, common.json, |mode, progress| {
+        let options = common.fusion.options(mode, 5, false)?;
+        Ok(blocking(multihop::evaluate(corpus, questions, &options, progress))?)
+    })
+}
+
+/// `searcher`'s bundle written as format 4 and opened by range from memory, with its model.
+fn by_range(searcher: &Searcher, common: &Common) -> Result<LazySearcher<InMemory>> {
+    let bundle = searcher.bundle();
+    let bytes = bundle.to_paged_bytes(&Layout::default())?;
+    let paged = blocking(LazySearcher::open(InMemory(bytes), DEFAULT_BUDGET))?;
+    match &bundle.manifest.embedding {
+        Some(spec) if searcher.dense_ready() => {
+            let embedder = common.settings.model().load_for(spec, common.json)?;
+            Ok(paged.with_embedder(Box::new(embedder))?)
+        }
+        _ => Ok(paged),
+    }
 }
 
 fn squad(args: SquadArgs) -> Result<()> {
@@ -352,7 +414,7 @@ fn squad_index(
 /// returns the reports in order.
 fn per_mode<R>(
     modes: Vec<Mode>,
-    searcher: &Searcher,
+    searcher: &impl Corpus,
     quiet: bool,
     mut evaluate: impl FnMut(Mode, &mut dyn FnMut(usize, usize)) -> Result<R>,
 ) -> Result<Vec<R>> {
@@ -369,7 +431,7 @@ fn per_mode<R>(
     Ok(reports)
 }
 
-fn available(modes: Vec<Mode>, searcher: &Searcher) -> Result<Vec<Mode>> {
+fn available(modes: Vec<Mode>, searcher: &impl Corpus) -> Result<Vec<Mode>> {
     if modes == [Mode::Dense] && !searcher.dense_ready() {
         bail!("dense mode needs embeddings: drop --no-embed");
     }

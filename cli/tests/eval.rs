@@ -14,9 +14,20 @@ fn beir_eval_reports_metrics_on_real_scifact_data() {
     };
     assert!(queries > 50, "{queries} judged queries in the slice");
     // One build (embedding ~900 chunks when the model is cached), one row per mode.
-    let reports =
-        json(&["eval", "beir", path(dir.path()), "--split", "train", "--mode", "all", "--json"]);
+    let saved = dir.path().join("scifact.bundle");
+    let beir = ["eval", "beir", path(dir.path()), "--split", "train", "--mode", "all", "--json"];
+    let reports = json(&[&beir[..], &["--save-bundle", path(&saved)]].concat());
     let reports = reports.as_array().unwrap();
+    // Read by range (format 4), the same bundle scores as in memory, every mode within the
+    // tolerance the format promises (dense search probes partitions instead of HNSW).
+    let paged = json(&[&beir[..], &["--bundle", path(&saved), "--format", "4"]].concat());
+    let paged = paged.as_array().unwrap();
+    assert_eq!(paged.len(), reports.len());
+    for (paged, whole) in paged.iter().zip(reports) {
+        assert_eq!(paged["mode"], whole["mode"]);
+        let ndcg = |r: &serde_json::Value| r["ndcg@10"].as_f64().unwrap();
+        assert!((ndcg(paged) - ndcg(whole)).abs() <= 0.005, "{paged} against {whole}");
+    }
     let modes: Vec<&str> = reports.iter().map(|r| r["mode"].as_str().unwrap()).collect();
     assert!(modes.starts_with(&["bm25"]) && modes.contains(&"hybrid"), "{modes:?}");
     for report in reports {
@@ -65,6 +76,16 @@ fn multihop_eval_reports_recall_for_every_mode() {
     // The saved bundle evaluates to the same figures without being rebuilt.
     let again = json(&["eval", "multihop", path(&musique), "--bundle", path(&saved), "--json"]);
     assert_eq!(again.as_array().unwrap(), reports);
+    // Read by range (format 4), it scores within the tolerance the format promises.
+    let args = ["eval", "multihop", path(&musique), "--bundle", path(&saved), "--json"];
+    let paged = json(&[&args[..], &["--format", "4"]].concat());
+    for (paged, whole) in paged.as_array().unwrap().iter().zip(reports) {
+        assert_eq!(paged["mode"], whole["mode"]);
+        for metric in ["recall@2", "recall@5", "all@5"] {
+            let (p, w) = (paged[metric].as_f64().unwrap(), whole[metric].as_f64().unwrap());
+            assert!((p - w).abs() <= 0.02, "{metric}: {paged} against {whole}");
+        }
+    }
     // A bundle of other documents is refused.
     let other = dir.path().join("other.bundle");
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../core/tests/fixtures/normans.md");

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 
 use super::{Judgments, mrr_at, ndcg_at, rank_documents, recall_at};
-use crate::query::{Mode, SearchOptions, Searcher};
+use crate::query::{Corpus, Mode, SearchOptions};
 use crate::{Error, Result};
 
 /// A BEIR corpus record.
@@ -96,14 +96,14 @@ pub struct EvalReport {
 /// Documents retrieved per query, as in the BEIR protocol.
 pub const EVAL_DEPTH: usize = 100;
 
-/// Evaluates `searcher` on `queries` against `qrels`, in `options.mode`. Documents are scored by
+/// Evaluates `searcher` (a bundle in memory or read by range) on `queries` against `qrels`, in `options.mode`. Documents are scored by
 /// their best chunk; a bundle built with [`BeirDoc`]s as documents uses their ids as sources.
 /// `progress` is called after each query with (done, total).
 ///
 /// # Errors
 /// [`Error::Query`] if no query has judgments.
-pub fn evaluate(
-    searcher: &Searcher,
+pub async fn evaluate<C: Corpus>(
+    searcher: &C,
     queries: &[BeirQuery],
     qrels: &HashMap<String, Judgments>,
     options: &SearchOptions,
@@ -117,7 +117,8 @@ pub fn evaluate(
     let options = SearchOptions { depth: options.depth.max(EVAL_DEPTH * 3), ..options.clone() };
     let (mut ndcg, mut recall, mut mrr) = (0.0, 0.0, 0.0);
     for (i, (query, judgments)) in judged.iter().enumerate() {
-        let docs = rank_documents(searcher, &query.text, &options, EVAL_DEPTH)?;
+        let docs = rank_documents(searcher, &query.text, &options, EVAL_DEPTH).await?;
+        let docs: Vec<&str> = docs.iter().map(String::as_str).collect();
         ndcg += ndcg_at(&docs, judgments, 10);
         recall += recall_at(&docs, judgments, 100);
         mrr += mrr_at(&docs, judgments, 10);

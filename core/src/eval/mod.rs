@@ -14,7 +14,7 @@ pub mod squad;
 
 use std::collections::HashMap;
 
-use crate::query::{SearchOptions, Searcher};
+use crate::query::{Corpus, SearchOptions};
 use crate::{Error, Result};
 
 /// Relevance grades of one query: document id → grade (> 0 is relevant).
@@ -63,22 +63,20 @@ pub fn mrr_at(ranked: &[&str], judged: &Judgments, k: usize) -> f64 {
 ///
 /// # Errors
 /// Any search error other than an unusable query.
-pub fn rank_documents<'a>(
-    searcher: &'a Searcher,
+pub async fn rank_documents<C: Corpus>(
+    corpus: &C,
     query: &str,
     options: &SearchOptions,
     n: usize,
-) -> Result<Vec<&'a str>> {
-    let chunks = match searcher.rank_chunks(query, options) {
+) -> Result<Vec<String>> {
+    let chunks = match corpus.rank_chunks(query, options).await {
         Ok(chunks) => chunks,
         Err(Error::Query(_)) => return Ok(Vec::new()),
         Err(e) => return Err(e),
     };
-    let bundle = searcher.bundle();
-    let mut docs: Vec<&str> = Vec::with_capacity(n);
-    for scored in chunks {
-        let chunk = &bundle.chunks[scored.chunk as usize];
-        let source = bundle.document_of(chunk).source.as_str();
+    let chunks: Vec<u32> = chunks.iter().map(|s| s.chunk).collect();
+    let mut docs: Vec<String> = Vec::with_capacity(n);
+    for source in corpus.sources(&chunks).await? {
         if !docs.contains(&source) {
             docs.push(source);
             if docs.len() == n {

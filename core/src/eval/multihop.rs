@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 
 use super::rank_documents;
-use crate::query::{Mode, SearchOptions, Searcher};
+use crate::query::{Corpus, Mode, SearchOptions};
 use crate::{Error, Result};
 
 /// A corpus passage.
@@ -111,8 +111,8 @@ pub struct MultihopReport {
 ///
 /// # Errors
 /// [`Error::Query`] if there are no questions with supporting passages.
-pub fn evaluate(
-    searcher: &Searcher,
+pub async fn evaluate<C: Corpus>(
+    searcher: &C,
     questions: &[Question],
     options: &SearchOptions,
     progress: &mut dyn FnMut(usize, usize),
@@ -123,9 +123,9 @@ pub fn evaluate(
     }
     let (mut recall_2, mut recall_5, mut all_5) = (0.0, 0.0, 0.0);
     for (i, q) in judged.iter().enumerate() {
-        let top = rank_documents(searcher, &q.question, options, 5)?;
+        let top = rank_documents(searcher, &q.question, options, 5).await?;
         let found =
-            |k: usize| q.supporting.iter().filter(|s| top.iter().take(k).any(|t| t == s)).count();
+            |k: usize| q.supporting.iter().filter(|s| top.iter().take(k).any(|t| t == *s)).count();
         let total = q.supporting.len() as f64;
         recall_2 += found(2) as f64 / total;
         recall_5 += found(5) as f64 / total;

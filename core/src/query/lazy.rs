@@ -169,6 +169,23 @@ impl<S: RangeSource> LazySearcher<S> {
 }
 
 impl<S: RangeSource> Corpus for LazySearcher<S> {
+    fn rank_chunks(
+        &self,
+        query: &str,
+        options: &SearchOptions,
+    ) -> impl Future<Output = Result<Vec<Scored>>> {
+        LazySearcher::rank_chunks(self, query, options)
+    }
+
+    async fn sources(&self, chunks: &[u32]) -> Result<Vec<String>> {
+        let stored = self.bundle.body().store.read(&self.bundle, chunks).await?;
+        Ok(stored.into_iter().map(|s| s.document.source.clone()).collect())
+    }
+
+    fn dense_ready(&self) -> bool {
+        LazySearcher::dense_ready(self)
+    }
+
     fn search(
         &self,
         query: &str,

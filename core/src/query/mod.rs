@@ -490,6 +490,19 @@ pub trait Corpus {
         options: &SearchOptions,
     ) -> impl Future<Output = Result<Vec<Hit>>>;
 
+    /// Chunks and scores, best first, as [`Searcher::rank_chunks`] gives them.
+    fn rank_chunks(
+        &self,
+        query: &str,
+        options: &SearchOptions,
+    ) -> impl Future<Output = Result<Vec<Scored>>>;
+
+    /// The source names of the documents of `chunks` (as ranked), in order.
+    fn sources(&self, chunks: &[u32]) -> impl Future<Output = Result<Vec<String>>>;
+
+    /// Whether dense retrieval is available (the bundle has vectors and a model is loaded).
+    fn dense_ready(&self) -> bool;
+
     /// Keywords worth matching `query` against, as [`Searcher::keyword_candidates`] gives them.
     fn keyword_candidates(
         &self,
@@ -508,6 +521,28 @@ pub trait Corpus {
 }
 
 impl Corpus for Searcher {
+    fn rank_chunks(
+        &self,
+        query: &str,
+        options: &SearchOptions,
+    ) -> impl Future<Output = Result<Vec<Scored>>> {
+        std::future::ready(Searcher::rank_chunks(self, query, options))
+    }
+
+    fn sources(&self, chunks: &[u32]) -> impl Future<Output = Result<Vec<String>>> {
+        let source = |&chunk: &u32| {
+            let found = self.bundle.chunks.get(chunk as usize);
+            let document = found.and_then(|c| self.bundle.documents.get(c.doc as usize));
+            let missing = || Error::Query(format!("the bundle has no chunk {chunk}"));
+            document.map(|d| d.source.clone()).ok_or_else(missing)
+        };
+        std::future::ready(chunks.iter().map(source).collect())
+    }
+
+    fn dense_ready(&self) -> bool {
+        Searcher::dense_ready(self)
+    }
+
     fn search(
         &self,
         query: &str,

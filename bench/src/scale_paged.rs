@@ -1,0 +1,216 @@
+//! Format 4 at scale: each synthetic bundle of the search benchmark ([`super::scale`])
+//! converted to format 4 and read by range from a local file. What opening it reads and
+//! takes, what each mode's queries read and take with an empty cache (a searcher opened
+//! afresh, as on a first visit) and with a warm one, and what the reader then holds.
+//!
+//! Queries are embedded by the real model in dense and hybrid mode, cold and warm alike (warm
+//! means the pages are cached, not the query vectors).
+
+use std::rc::Rc;
+use std::time::Instant;
+
+use anyhow::Result;
+use edgerag_cli::output;
+use edgerag_cli::source::FileSource;
+use edgerag_core::bundle::Embed;
+use edgerag_core::bundle::lazy::{DEFAULT_BUDGET, Layout};
+use edgerag_core::query::LazySearcher;
+use edgerag_core::{Bundle, Mode, SearchOptions};
+use serde::Serialize;
+
+use crate::{ColdReads, Latency, ready};
+
+/// Times each synthetic bundle of format 4 is opened afresh to time opening.
+const OPENS: usize = 20;
+
+/// A synthetic bundle of format 4, read from a file.
+#[derive(Debug, Serialize)]
+pub(super) struct PagedScale {
+    /// Seconds to write it from the bundle in memory (dense partitions included).
+    pub(super) convert_seconds: f64,
+    /// Bytes of the file.
+    pub(super) bytes: usize,
+    /// What opening reads (header and directory) and takes.
+    pub(super) open_requests: u64,
+    pub(super) open_bytes: u64,
+    pub(super) open: Latency,
+    /// Share of the exact top 10 (dense search of the vectors in memory) that dense search of
+    /// the partitions finds at the default probe.
+    pub(super) dense_recall_at_10: f64,
+    pub(super) modes: Vec<PagedMode>,
+    /// Bytes of pages the reader holds after the warm queries of every mode (the page cache,
+    /// within its default budget).
+    pub(super) held_bytes: usize,
+}
+
+/// One mode's queries on a bundle of format 4.
+#[derive(Debug, Serialize)]
+pub(super) struct PagedMode {
+    pub(super) mode: Mode,
+    /// What a query reads with an empty cache, opening excluded.
+    #[serde(flatten)]
+    pub(super) reads: ColdReads,
+    /// A query with an empty cache, and with the pages every query of the mode read cached.
+    pub(super) cold: Latency,
+    pub(super) warm: Latency,
+}
+
+/// Converts `bundle` to format 4 in a file and queries it with `queries`, embedded by
+/// `embedder`.
+pub(super) fn measure(
+    bundle: &Bundle,
+    queries: &[String],
+    embedder: &Rc<dyn Embed>,
+    quiet: bool,
+) -> Result<PagedScale> {
+    let size = bundle.chunks.len();
+    let start = Instant::now();
+    let bytes = bundle.to_paged_bytes(&Layout::default())?;
+    let convert_seconds = start.elapsed().as_secs_f64();
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("scale.bundle");
+    std::fs::write(&path, &bytes)?;
+    let open = || -> Result<LazySearcher<FileSource>> {
+        let searcher = ready(LazySearcher::open(FileSource::open(&path)?, DEFAULT_BUDGET))?;
+        Ok(searcher.with_embedder(Box::new(Rc::clone(embedder)))?)
+    };
+    let mut open_ms = Vec::with_capacity(OPENS);
+    for _ in 0..OPENS {
+        let start = Instant::now();
+        open()?;
+        open_ms.push(start.elapsed().as_secs_f64() * 1e3);
+    }
+    let opened = open()?.io();
+    let dense_recall_at_10 = dense_recall(bundle, queries, &open()?, embedder)?;
+    let mut warm = open()?;
+    let mut modes = Vec::new();
+    for mode in [Mode::Bm25, Mode::Dense, Mode::Graph, Mode::Hybrid] {
+        let options = SearchOptions { mode, k: 10, ..SearchOptions::default() };
+        let bar =
+            output::progress(queries.len() as u64, &format!("{size} {mode}, format 4"), quiet);
+        let (mut reads, mut cold_ms) = (Vec::new(), Vec::new());
+        for query in queries {
+            let cold = open()?;
+            let before = cold.io();
+            let start = Instant::now();
+            ready(cold.search(query, &options))?;
+            cold_ms.push(start.elapsed().as_secs_f64() * 1e3);
+            let after = cold.io();
+            reads.push((after.requests - before.requests, after.bytes - before.bytes));
+            bar.inc(1);
+        }
+        bar.finish_and_clear();
+        // Every query once to cache its pages, then each again with the query vectors
+        // dropped (a new model), so warm queries are embedded.
+        for query in queries {
+            ready(warm.search(query, &options))?;
+        }
+        warm = warm.with_embedder(Box::new(Rc::clone(embedder)))?;
+        let mut warm_ms = Vec::with_capacity(queries.len());
+        for query in queries {
+            let start = Instant::now();
+            ready(warm.search(query, &options))?;
+            warm_ms.push(start.elapsed().as_secs_f64() * 1e3);
+        }
+        modes.push(PagedMode {
+            mode,
+            reads: ColdReads::of(&reads),
+            cold: Latency::of(&cold_ms),
+            warm: Latency::of(&warm_ms),
+        });
+    }
+    Ok(PagedScale {
+        convert_seconds,
+        bytes: bytes.len(),
+        open_requests: opened.requests,
+        open_bytes: opened.bytes,
+        open: Latency::of(&open_ms),
+        dense_recall_at_10,
+        modes,
+        held_bytes: warm.bundle().cached_bytes(),
+    })
+}
+
+/// The mean share of each query's exact dense top 10 in memory (the query embedded by
+/// `embedder`) that `searcher` finds.
+fn dense_recall(
+    bundle: &Bundle,
+    queries: &[String],
+    searcher: &LazySearcher<FileSource>,
+    embedder: &Rc<dyn Embed>,
+) -> Result<f64> {
+    let Some(dense) = &bundle.dense else { return Ok(0.0) };
+    let options = SearchOptions { mode: Mode::Dense, k: 10, ..SearchOptions::default() };
+    let mut total = 0.0;
+    for query in queries {
+        let exact = dense.search_exact(&embedder.embed_query(query)?, 10, |_| true)?;
+        let found = ready(searcher.search(query, &options))?;
+        let hit = |chunk: u32| found.iter().any(|h| h.chunk_id == bundle.chunks[chunk as usize].id);
+        total += exact.iter().filter(|s| hit(s.chunk)).count() as f64 / exact.len().max(1) as f64;
+    }
+    Ok(total / queries.len().max(1) as f64)
+}
+
+/// The format 4 part of the search section of the Markdown report.
+pub(super) fn markdown(reports: &[super::scale::ScaleReport]) -> String {
+    use crate::format::{bytes, ms, table};
+    let pair = |l: &Latency| format!("{} / {}", ms(l.p50_ms), ms(l.p99_ms));
+    let files: Vec<Vec<String>> = reports
+        .iter()
+        .map(|r| {
+            let p = &r.paged;
+            vec![
+                format!("{}", r.chunks),
+                bytes(p.bytes as f64),
+                format!("{:.1} s", p.convert_seconds),
+                format!("{} in {}", bytes(p.open_bytes as f64), p.open_requests),
+                pair(&p.open),
+                format!("{:.3}", p.dense_recall_at_10),
+                bytes(p.held_bytes as f64),
+            ]
+        })
+        .collect();
+    let mut modes = Vec::new();
+    for r in reports {
+        for m in &r.paged.modes {
+            modes.push(vec![
+                format!("{}", r.chunks),
+                m.mode.to_string(),
+                format!("{:.1} (max {})", m.reads.cold_ranges, m.reads.cold_ranges_max),
+                format!(
+                    "{} (max {})",
+                    bytes(m.reads.cold_bytes),
+                    bytes(m.reads.cold_bytes_max as f64)
+                ),
+                pair(&m.cold),
+                pair(&m.warm),
+            ]);
+        }
+    }
+    format!(
+        "\n### The same bundles in format 4, read by range from a file\n\n\
+         Each bundle converted to format 4 (default layout) and written to a local file. Opening \
+         reads the header and directory; *recall@10* is dense search of the partitions at the \
+         default probe against exact search of the vectors; *held* is what the page cache holds \
+         after every mode's warm queries (budget {}).\n\n{}\n\
+         A cold query opens the file afresh (what opening reads left out); a warm one finds \
+         the pages its mode's queries read cached. Dense and hybrid queries are embedded by the \
+         real model either way.\n\n{}",
+        bytes(DEFAULT_BUDGET as f64),
+        table(
+            &["chunks", "file", "convert", "open reads", "open p50 / p99", "recall@10", "held"],
+            &files
+        ),
+        table(
+            &[
+                "chunks",
+                "mode",
+                "ranges (cold)",
+                "bytes (cold)",
+                "cold p50 / p99",
+                "warm p50 / p99"
+            ],
+            &modes
+        )
+    )
+}
