@@ -43,6 +43,7 @@ models: cli ## Fetch the embedding model (all-MiniLM-L6-v2) and the chat model (
 
 .PHONY: test-native
 test-native: models ## Unit, integration and doc tests of every crate (native)
+	scripts/setup.sh static-server
 	$(CARGO) test --workspace --all-targets --locked
 	$(CARGO) test --doc --locked -p edgerag-core
 

@@ -5,6 +5,8 @@
 #   wasm-bindgen the wasm-bindgen CLI at exactly the version in Cargo.lock, and Node.js
 #   node         the npm workspace's packages (npm ci), reinstalled only when package-lock.json changes
 #   browser      Debian's Chromium and ChromeDriver, for the browser tests
+#   static-server  Debian's nginx (light), the common static server bundles are read by range from in
+#                the CLI's tests
 #   worker       wrangler, workerd and Node 22 (npm packages in worker/), to run the Worker locally
 #   bench        the peers of `edgerag-bench`: bench/'s npm packages (npm ci --ignore-scripts), and in
 #                $EDGERAG_CACHE/bench (default ~/.cache/edgerag/bench) the Python packages of
@@ -157,6 +159,7 @@ for step in "$@"; do
     wasm-bindgen) wasm_bindgen ;;
     node) node_packages ;;
     browser) apt_install chromium chromium-driver ;;
+    static-server) apt_install nginx-light ;;
     worker) node_packages worker ;;
     bench) node_packages bench --ignore-scripts; bench_python; bench_model ;;
     fuzz) cargo_fuzz ;;

@@ -1,9 +1,10 @@
-//! Reading a paged bundle (format version 4) by range: from a local file, from `edgerag serve`
-//! over HTTP, and from a server that ignores `Range`.
+//! Reading a paged bundle (format version 4) by range: from a local file, over HTTP from
+//! `edgerag serve` and from nginx, and from a server that ignores `Range`.
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
 use std::path::Path;
+use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -106,9 +107,17 @@ fn a_bundle_reads_the_same_from_its_file_and_over_http() {
     assert!(!local.0.is_empty() && local.1.iter().any(|text| text.contains("Normandy")));
     assert_eq!(local, remote, "the same hits, texts, requests and bytes");
     assert!(local.3 < std::fs::metadata(&file).unwrap().len(), "less than the whole file");
-    // And so does `edgerag search`, given the URL.
+    // And so does `edgerag search`, given the URL, from `edgerag serve` and from nginx, a
+    // common static server: the same results and the same reads.
     let search = |bundle: &str| run_json(&["search", bundle, query, "--json"]);
-    assert_eq!(search(&url), search(path(&file)));
+    let expected = search(path(&file));
+    assert_eq!(search(&url), expected);
+    match Nginx::start(&dir.path().join("site")) {
+        Some(nginx) => {
+            assert_eq!(search(&format!("http://127.0.0.1:{}/demo.paged", nginx.port)), expected);
+        }
+        None => eprintln!("nginx not found (scripts/setup.sh static-server): skipped it"),
+    }
 
     // A slot changed on disk is refused, by name, over HTTP too.
     let mut bytes = std::fs::read(&file).unwrap();
@@ -130,6 +139,65 @@ fn a_bundle_reads_the_same_from_its_file_and_over_http() {
     assert_eq!(error.to_string(), format!("reading the bundle: GET {missing}: HTTP status 404"));
     let error = BundleSource::open("/nowhere/x.paged", Duration::from_secs(1)).unwrap_err();
     assert!(error.to_string().starts_with("reading the bundle: /nowhere/x.paged: "), "{error}");
+}
+
+/// nginx serving `root` on a free port, as a common static server serves files: `Range`,
+/// `ETag`, `If-Range`. `None` where nginx is not installed.
+struct Nginx {
+    child: Child,
+    port: u16,
+    _dir: tempfile::TempDir,
+}
+
+impl Nginx {
+    fn start(root: &Path) -> Option<Self> {
+        let nginx = ["/usr/sbin/nginx", "/usr/local/sbin/nginx"]
+            .into_iter()
+            .find(|p| Path::new(p).is_file())?;
+        let dir = tempfile::tempdir().unwrap();
+        let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let at = dir.path().display();
+        let temp = ["client_body", "proxy", "fastcgi", "uwsgi", "scgi"]
+            .map(|t| format!("{t}_temp_path {at}/{t};"))
+            .join(" ");
+        let config = format!(
+            "daemon off; master_process off; pid {at}/nginx.pid; error_log {at}/error.log;\n\
+             events {{ worker_connections 16; }}\n\
+             http {{ access_log off; {temp}\n\
+             server {{ listen 127.0.0.1:{port}; root {}; }} }}\n",
+            root.display()
+        );
+        let config_path = dir.path().join("nginx.conf");
+        std::fs::write(&config_path, config).unwrap();
+        let mut command = Command::new(nginx);
+        command.args([
+            "-p",
+            path(dir.path()),
+            "-e",
+            &format!("{at}/error.log"),
+            "-c",
+            path(&config_path),
+        ]);
+        let mut child = command.stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+        for _ in 0..100 {
+            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                return Some(Self { child, port, _dir: dir });
+            }
+            if let Some(status) = child.try_wait().unwrap() {
+                let log = std::fs::read_to_string(dir.path().join("error.log")).unwrap_or_default();
+                panic!("nginx exited ({status}): {log}");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("nginx did not listen on port {port}");
+    }
+}
+
+impl Drop for Nginx {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 /// Warnings an [`HttpSource`] of the test gave.
