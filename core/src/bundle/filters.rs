@@ -4,11 +4,13 @@
 //!
 //! The table is the section named [`SECTION`]: one record per document, in document order,
 //! packed whole into slots ([`PagedWriter::records`]). A record holds the document's id,
-//! source and format, its heading tree (the root's title left out), and for each of its chunks, in chunk order, the gap
-//! from the previous chunk's address (the first's from 0), its section and its page.
+//! source and format, its heading tree (the root's title left out), and for each of its
+//! chunks, in chunk order, the gap from the previous chunk's address (the first's from 0), its
+//! section and its page.
 //!
 //! The directory's body does not name the section: a reader finds it by name, and a bundle
-//! written before the table existed has none, which [`allowed`] reports as a clear error.
+//! written before the table existed has none, which a filtered search reports as a clear
+//! error.
 
 use serde::{Deserialize, Serialize};
 

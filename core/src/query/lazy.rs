@@ -96,11 +96,12 @@ impl<S: RangeSource> LazySearcher<S> {
         let top = &r.fused[..r.fused.len().min(options.k)];
         let addresses: Vec<u32> = top.iter().map(|s| s.chunk).collect();
         let stored = self.bundle.body().store.read(&self.bundle, &addresses).await?;
-        let mut explained = match options.explain {
+        let explained: Vec<Option<Explanation>> = match options.explain {
             true => self.explain(&r, &stored).await?.into_iter().map(Some).collect(),
             false => vec![None; top.len()],
         };
-        let hits = top.iter().zip(stored).zip(1..).map(|((s, stored), rank)| Hit {
+        let hits = top.iter().zip(stored).zip(explained).zip(1..);
+        let hits = hits.map(|(((s, stored), explain), rank)| Hit {
             rank,
             chunk: s.chunk,
             chunk_id: stored.chunk.id,
@@ -110,7 +111,7 @@ impl<S: RangeSource> LazySearcher<S> {
             section: stored.section,
             score: s.score,
             text: stored.chunk.text,
-            explain: explained.get_mut(rank as usize - 1).and_then(Option::take),
+            explain,
         });
         Ok(hits.collect())
     }
