@@ -90,12 +90,12 @@ pub(super) fn measure(
 
 /// The `edgerag` binary that serves the site: the one beside this harness (cargo builds both
 /// into the same directory; `make bench` builds both).
-fn edgerag_binary() -> Result<PathBuf> {
+pub(super) fn edgerag_binary() -> Result<PathBuf> {
     let harness = std::env::current_exe().context("locating edgerag-bench")?;
     let edgerag = harness.with_file_name(format!("edgerag{}", std::env::consts::EXE_SUFFIX));
     if !edgerag.is_file() {
         bail!(
-            "{} is missing: the cold start serves the site with it (cargo build --release -p edgerag-cli)",
+            "{} is missing: the benchmark serves files with it (cargo build --release -p edgerag-cli)",
             edgerag.display()
         );
     }

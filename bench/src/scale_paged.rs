@@ -1,24 +1,29 @@
 //! Format 4 at scale: each synthetic bundle of the search benchmark ([`super::scale`])
-//! converted to format 4 and read by range from a local file. What opening it reads and
-//! takes, what each mode's queries read and take with an empty cache (a searcher opened
-//! afresh, as on a first visit) and with a warm one, and what the reader then holds.
+//! converted to format 4 and read by range from a local file, and over HTTP from `edgerag
+//! serve` on loopback. What opening it reads and takes, what each mode's queries read and take
+//! with an empty cache (a searcher opened afresh, as on a first visit) and with a warm one, and
+//! what the reader then holds.
 //!
 //! Queries are embedded by the real model in dense and hybrid mode, cold and warm alike (warm
 //! means the pages are cached, not the query vectors).
 
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
 use std::rc::Rc;
 use std::time::Instant;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use edgerag_cli::output;
-use edgerag_cli::source::FileSource;
+use edgerag_cli::source::{self, BundleSource, FileSource};
 use edgerag_core::bundle::Embed;
 use edgerag_core::bundle::lazy::{DEFAULT_BUDGET, Layout};
+use edgerag_core::bundle::paged::RangeSource;
 use edgerag_core::query::LazySearcher;
 use edgerag_core::{Bundle, Mode, SearchOptions};
 use serde::Serialize;
 
-use crate::{ColdReads, Latency, ready};
+use crate::{ColdReads, Latency, cold_start, ready};
 
 /// Times each synthetic bundle of format 4 is opened afresh to time opening.
 const OPENS: usize = 20;
@@ -38,6 +43,9 @@ pub(super) struct PagedScale {
     /// the partitions finds at the default probe.
     pub(super) dense_recall_at_10: f64,
     pub(super) modes: Vec<PagedMode>,
+    /// The same queries over HTTP, from `edgerag serve` on loopback (the same reads).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) http: Option<Vec<PagedMode>>,
     /// Bytes of pages the reader holds after the warm queries of every mode (the page cache,
     /// within its default budget).
     pub(super) held_bytes: usize,
@@ -56,7 +64,7 @@ pub(super) struct PagedMode {
 }
 
 /// Converts `bundle` to format 4 in a file and queries it with `queries`, embedded by
-/// `embedder`.
+/// `embedder`: from the file, then over HTTP when the `edgerag` binary is beside the harness.
 pub(super) fn measure(
     bundle: &Bundle,
     queries: &[String],
@@ -82,12 +90,51 @@ pub(super) fn measure(
     }
     let opened = open()?.io();
     let dense_recall_at_10 = dense_recall(bundle, queries, &open()?, embedder)?;
+    let (modes, held_bytes) = mode_runs(&open, queries, embedder, &format!("{size}, file"), quiet)?;
+    // The same over HTTP from `edgerag serve` on loopback, when the binary is at hand.
+    let http = match cold_start::edgerag_binary() {
+        Ok(edgerag) => {
+            let served = Served::start(&edgerag, dir.path())?;
+            let url = format!("{}scale.bundle", served.url);
+            let open = || -> Result<LazySearcher<BundleSource>> {
+                let source = BundleSource::open(&url, source::TIMEOUT)?;
+                let searcher = ready(LazySearcher::open(source, DEFAULT_BUDGET))?;
+                Ok(searcher.with_embedder(Box::new(Rc::clone(embedder)))?)
+            };
+            Some(mode_runs(&open, queries, embedder, &format!("{size}, HTTP"), quiet)?.0)
+        }
+        Err(error) => {
+            output::warn(None, &format!("format 4 over HTTP skipped: {error:#}"));
+            None
+        }
+    };
+    Ok(PagedScale {
+        convert_seconds,
+        bytes: bytes.len(),
+        open_requests: opened.requests,
+        open_bytes: opened.bytes,
+        open: Latency::of(&open_ms),
+        dense_recall_at_10,
+        modes,
+        http,
+        held_bytes,
+    })
+}
+
+/// Each mode's queries on the bundles `open` opens: cold (each on a bundle opened afresh) and
+/// warm (on one bundle, after every query once); and what that bundle's cache then holds.
+fn mode_runs<S: RangeSource>(
+    open: &dyn Fn() -> Result<LazySearcher<S>>,
+    queries: &[String],
+    embedder: &Rc<dyn Embed>,
+    label: &str,
+    quiet: bool,
+) -> Result<(Vec<PagedMode>, usize)> {
     let mut warm = open()?;
     let mut modes = Vec::new();
     for mode in [Mode::Bm25, Mode::Dense, Mode::Graph, Mode::Hybrid] {
         let options = SearchOptions { mode, k: 10, ..SearchOptions::default() };
-        let bar =
-            output::progress(queries.len() as u64, &format!("{size} {mode}, format 4"), quiet);
+        let bar = output::progress(queries.len() as u64, &format!("{label} {mode}"), quiet);
         let (mut reads, mut cold_ms) = (Vec::new(), Vec::new());
         for query in queries {
             let cold = open()?;
@@ -119,16 +166,41 @@ pub(super) fn measure(
             warm: Latency::of(&warm_ms),
         });
     }
-    Ok(PagedScale {
-        convert_seconds,
-        bytes: bytes.len(),
-        open_requests: opened.requests,
-        open_bytes: opened.bytes,
-        open: Latency::of(&open_ms),
-        dense_recall_at_10,
-        modes,
-        held_bytes: warm.bundle().cached_bytes(),
-    })
+    Ok((modes, warm.bundle().cached_bytes()))
+}
+
+/// `edgerag serve --site DIR` on a free loopback port, stopped when dropped.
+struct Served {
+    child: Child,
+    /// Its base URL, `http://127.0.0.1:PORT/`.
+    url: String,
+}
+
+impl Served {
+    fn start(edgerag: &Path, site: &Path) -> Result<Self> {
+        let mut child = Command::new(edgerag)
+            .args(["serve", "--site"])
+            .arg(site)
+            .args(["--no-model", "--port", "0", "--json"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .with_context(|| format!("starting {} serve", edgerag.display()))?;
+        let mut line = String::new();
+        let stdout = child.stdout.take().context("the server's output")?;
+        BufReader::new(stdout).read_line(&mut line)?;
+        let started: serde_json::Value = serde_json::from_str(&line)
+            .with_context(|| format!("edgerag serve started with {line:?}"))?;
+        let url = started["url"].as_str().context("edgerag serve named no URL")?.to_owned();
+        Ok(Self { child, url })
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 /// The mean share of each query's exact dense top 10 in memory (the query embedded by
@@ -172,10 +244,12 @@ pub(super) fn markdown(reports: &[super::scale::ScaleReport]) -> String {
         .collect();
     let mut modes = Vec::new();
     for r in reports {
-        for m in &r.paged.modes {
+        let http = r.paged.http.iter().flatten().map(|m| (m, "HTTP"));
+        for (m, from) in r.paged.modes.iter().map(|m| (m, "file")).chain(http) {
             modes.push(vec![
                 format!("{}", r.chunks),
                 m.mode.to_string(),
+                from.to_owned(),
                 format!("{:.1} (max {})", m.reads.cold_ranges, m.reads.cold_ranges_max),
                 format!(
                     "{} (max {})",
@@ -188,8 +262,9 @@ pub(super) fn markdown(reports: &[super::scale::ScaleReport]) -> String {
         }
     }
     format!(
-        "\n### The same bundles in format 4, read by range from a file\n\n\
-         Each bundle converted to format 4 (default layout) and written to a local file. Opening \
+        "\n### The same bundles in format 4, read by range\n\n\
+         Each bundle converted to format 4 (default layout) and written to a local file, read \
+         from the file and over HTTP from `edgerag serve` on loopback. Opening \
          reads the header and directory; *recall@10* is dense search of the partitions at the \
          default probe against exact search of the vectors; *held* is what the page cache holds \
          after every mode's warm queries (budget {}).\n\n{}\n\
