@@ -9,7 +9,7 @@ use edgerag_core::query::{Filter, LazySearcher};
 use edgerag_core::{Hit, Mode, SearchOptions};
 use serde::Serialize;
 
-use crate::{ColdReads, Latency, ready, retrieval::SciFact, timed_searches};
+use crate::{ColdReads, Latency, cold_searches, ready, retrieval::SciFact, timed_searches};
 
 #[derive(Debug, Serialize)]
 pub(super) struct LazyReport {
@@ -44,7 +44,7 @@ pub(super) struct ModeReport {
 pub(super) fn measure(scifact: &SciFact) -> Result<LazyReport> {
     let bundle = scifact.searcher.bundle();
     let bytes = bundle.to_paged_bytes(&Layout::default())?;
-    let open = || ready(LazySearcher::open(InMemory(bytes.clone()), DEFAULT_BUDGET));
+    let open = || Ok(ready(LazySearcher::open(InMemory(bytes.clone()), DEFAULT_BUDGET))?);
     let queries: Vec<&str> = scifact.query_texts().collect();
     let shown = |hits: Vec<Hit>| -> Vec<(String, f32)> {
         hits.into_iter().map(|hit| (hit.chunk_id, hit.score)).collect()
@@ -68,13 +68,7 @@ pub(super) fn measure(scifact: &SciFact) -> Result<LazyReport> {
             })
             .collect();
         let runs: Vec<(&str, &SearchOptions)> = queries.iter().copied().zip(&options).collect();
-        let mut reads = Vec::new();
-        for &(q, options) in &runs {
-            let cold = open()?;
-            let opened = cold.io();
-            ready(cold.search(q, options))?;
-            reads.push((cold.io().requests - opened.requests, cold.io().bytes - opened.bytes));
-        }
+        let (reads, _) = cold_searches(&open, &runs, &|| {})?;
         let warm = open()?;
         let (found, warm_ms) = timed_searches(&runs, |(q, o)| ready(warm.search(q, o)).map(shown))?;
         let (expected, memory_ms) =
@@ -83,7 +77,7 @@ pub(super) fn measure(scifact: &SciFact) -> Result<LazyReport> {
             mode,
             filtered,
             identical: found.iter().zip(&expected).filter(|(a, b)| a == b).count(),
-            cold: ColdReads::of(&reads),
+            cold: reads,
             warm: Latency::of(&warm_ms),
             in_memory: Latency::of(&memory_ms),
         });

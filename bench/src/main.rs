@@ -34,9 +34,12 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use edgerag_cli::flags::model::ModelArgs;
+use edgerag_cli::source::blocking as ready;
 use edgerag_cli::{files, models, output};
-use edgerag_core::Bundle;
+use edgerag_core::bundle::paged::RangeSource;
 use edgerag_core::index::Scored;
+use edgerag_core::query::LazySearcher;
+use edgerag_core::{Bundle, SearchOptions};
 use serde::Serialize;
 
 /// Seed of the synthetic corpora and of every HNSW build here.
@@ -380,12 +383,6 @@ fn timed_searches<Q: Copy, T>(
     Ok((results, ms))
 }
 
-/// The output of a read from memory, ready at once.
-fn ready<T>(future: impl Future<Output = edgerag_core::Result<T>>) -> edgerag_core::Result<T> {
-    let pending = || Err(edgerag_core::Error::Read("a read from memory was not ready".into()));
-    edgerag_core::bundle::paged::ready_now(future).unwrap_or_else(pending)
-}
-
 /// Mean share of each exact top list found by the approximate one.
 fn recall(approx: &[Vec<Scored>], exact: &[Vec<Scored>]) -> f64 {
     let shares = approx.iter().zip(exact).map(|(a, e)| {
@@ -416,6 +413,27 @@ impl ColdReads {
             cold_bytes_max: bytes.max().unwrap_or(0),
         }
     }
+}
+
+/// Each search of `runs` on a bundle `open` opens afresh (an empty cache): what they read,
+/// opening left out, and each one's milliseconds; `done` is called after each.
+fn cold_searches<S: RangeSource>(
+    open: &dyn Fn() -> Result<LazySearcher<S>>,
+    runs: &[(&str, &SearchOptions)],
+    done: &dyn Fn(),
+) -> Result<(ColdReads, Vec<f64>)> {
+    let (mut reads, mut ms) = (Vec::with_capacity(runs.len()), Vec::with_capacity(runs.len()));
+    for &(query, options) in runs {
+        let cold = open()?;
+        let before = cold.io();
+        let start = Instant::now();
+        ready(cold.search(query, options))?;
+        ms.push(start.elapsed().as_secs_f64() * 1e3);
+        let after = cold.io();
+        reads.push((after.requests - before.requests, after.bytes - before.bytes));
+        done();
+    }
+    Ok((ColdReads::of(&reads), ms))
 }
 
 /// Latency percentiles and throughput of per-query milliseconds.

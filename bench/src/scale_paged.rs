@@ -23,7 +23,7 @@ use edgerag_core::query::LazySearcher;
 use edgerag_core::{Bundle, Mode, SearchOptions};
 use serde::Serialize;
 
-use crate::{ColdReads, Latency, cold_start, ready};
+use crate::{ColdReads, Latency, cold_searches, cold_start, ready};
 
 /// Times each synthetic bundle of format 4 is opened afresh to time opening.
 const OPENS: usize = 20;
@@ -135,17 +135,9 @@ fn mode_runs<S: RangeSource>(
     for mode in [Mode::Bm25, Mode::Dense, Mode::Graph, Mode::Hybrid] {
         let options = SearchOptions { mode, k: 10, ..SearchOptions::default() };
         let bar = output::progress(queries.len() as u64, &format!("{label} {mode}"), quiet);
-        let (mut reads, mut cold_ms) = (Vec::new(), Vec::new());
-        for query in queries {
-            let cold = open()?;
-            let before = cold.io();
-            let start = Instant::now();
-            ready(cold.search(query, &options))?;
-            cold_ms.push(start.elapsed().as_secs_f64() * 1e3);
-            let after = cold.io();
-            reads.push((after.requests - before.requests, after.bytes - before.bytes));
-            bar.inc(1);
-        }
+        let runs: Vec<(&str, &SearchOptions)> =
+            queries.iter().map(|q| (q.as_str(), &options)).collect();
+        let (reads, cold_ms) = cold_searches(open, &runs, &|| bar.inc(1))?;
         bar.finish_and_clear();
         // Every query once to cache its pages, then each again with the query vectors
         // dropped (a new model), so warm queries are embedded.
@@ -161,7 +153,7 @@ fn mode_runs<S: RangeSource>(
         }
         modes.push(PagedMode {
             mode,
-            reads: ColdReads::of(&reads),
+            reads,
             cold: Latency::of(&cold_ms),
             warm: Latency::of(&warm_ms),
         });

@@ -5,15 +5,13 @@ use edgerag_core::Mode;
 use edgerag_core::answer::{
     Answer, AnswerMode, Answerer, AskOptions, DEFAULT_DEADLINE, WarningKind,
 };
-use edgerag_core::bundle::paged::Io;
 use edgerag_core::completions::STREAM_DISCARDED;
 use edgerag_core::request::AskRequest;
-use serde::Serialize;
 
 use crate::flags::llm::{self, Llm, LlmArgs};
 use crate::flags::model::ModelArgs;
 use crate::flags::retrieval::FusionArgs;
-use crate::open::{Opened, open};
+use crate::open::{Opened, WithIo, open};
 use crate::output;
 use crate::transport;
 
@@ -128,33 +126,22 @@ pub(crate) fn run(args: Args) -> Result<()> {
         output::stream(token);
     };
     let on_token = args.stream.then_some(&mut print as &mut dyn FnMut(&str));
-    let (answer, io) = match &opened {
+    let answer = match &opened {
         Opened::ByRange(searcher) => {
             let answerer = Answerer::new(searcher, options);
-            let answer = answerer.answer(client.as_ref(), &args.question, on_token);
-            (transport::block_on(answer), Some(searcher.io()))
+            transport::block_on(answerer.answer(client.as_ref(), &args.question, on_token))
         }
         Opened::Whole(searcher) => {
             let answerer = Answerer::new(searcher, options);
-            (transport::block_on(answerer.answer(client.as_ref(), &args.question, on_token)), None)
+            transport::block_on(answerer.answer(client.as_ref(), &args.question, on_token))
         }
     };
     let answer = answer.context("ask")?;
     if args.json {
-        return output::json(&ReadByRange { answer: &answer, io });
+        return output::json(&WithIo { output: &answer, io: opened.io() });
     }
     print_answer(&answer, streamed);
     Ok(())
-}
-
-/// What `--json` prints: the answer, and for a bundle read by range what reading it cost
-/// (opening included).
-#[derive(Debug, Serialize)]
-struct ReadByRange<'a> {
-    #[serde(flatten)]
-    answer: &'a Answer,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    io: Option<Io>,
 }
 
 /// Said after a streamed reply that a stricter retry replaced.

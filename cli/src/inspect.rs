@@ -3,11 +3,12 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use edgerag_cli::source;
+use edgerag_cli::source::{self, BundleSource};
 use edgerag_core::Error;
 use edgerag_core::bundle::lazy::LazyBundle;
 use edgerag_core::bundle::paged::{RangeSource, SectionRef};
 use edgerag_core::bundle::{Inspection, Manifest};
+use edgerag_core::query::LazySearcher;
 use serde::Serialize;
 
 use crate::{files, output};
@@ -72,9 +73,14 @@ pub(crate) fn run(args: Args) -> Result<()> {
         .with_context(|| format!("reading {}", args.bundle.display()))?
         .len();
     let bundle = args.bundle.display().to_string();
+    // A bundle of format 4 is inspected from its directory, without reading the rest.
+    if let Ok(paged) = source::open_lazy(&bundle) {
+        return inspect_paged(&paged, bundle, bytes, args.json);
+    }
     let searcher = match files::open_bundle(&args.bundle) {
         Err(error) if matches!(error.downcast_ref(), Some(Error::ReadByRange)) => {
-            return inspect_paged(bundle, bytes, args.json);
+            let paged = source::open_lazy(&bundle).with_context(|| bundle.clone())?;
+            return inspect_paged(&paged, bundle, bytes, args.json);
         }
         searcher => searcher?,
     };
@@ -100,8 +106,12 @@ pub(crate) fn run(args: Args) -> Result<()> {
 }
 
 /// Inspects the bundle of format 4 at `bundle`, reading its directory only.
-fn inspect_paged(bundle: String, bytes: u64, json: bool) -> Result<()> {
-    let searcher = source::open_lazy(&bundle).with_context(|| bundle.clone())?;
+fn inspect_paged(
+    searcher: &LazySearcher<BundleSource>,
+    bundle: String,
+    bytes: u64,
+    json: bool,
+) -> Result<()> {
     let report = PagedReport {
         manifest: searcher.manifest(),
         open_bytes: searcher.io().bytes,

@@ -5,8 +5,10 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 use edgerag_cli::source::{self, BundleSource};
+use edgerag_core::bundle::paged::Io;
 use edgerag_core::query::LazySearcher;
 use edgerag_core::{Error, Mode, Searcher};
+use serde::Serialize;
 
 use crate::files;
 use crate::flags::model::{self, ModelArgs};
@@ -44,4 +46,24 @@ pub(crate) fn open(location: &str, model: &ModelArgs, mode: Mode, quiet: bool) -
         )),
         Err(error) => Err(error).context(location.to_owned()),
     }
+}
+
+impl Opened {
+    /// What reading the bundle has cost, opening included, when it is read by range.
+    pub(crate) fn io(&self) -> Option<Io> {
+        match self {
+            Self::ByRange(searcher) => Some(searcher.io()),
+            Self::Whole(_) => None,
+        }
+    }
+}
+
+/// What `--json` prints: a command's `output`, and for a bundle read by range what reading it
+/// cost (opening included).
+#[derive(Debug, Serialize)]
+pub(crate) struct WithIo<'a, T> {
+    #[serde(flatten)]
+    pub(crate) output: &'a T,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) io: Option<Io>,
 }

@@ -2,14 +2,12 @@
 
 use anyhow::{Context, Result};
 use edgerag_cli::source::blocking;
-use edgerag_core::bundle::paged::Io;
 use edgerag_core::query::{Filter, SearchResults};
 use edgerag_core::{DocKind, Hit, Mode};
-use serde::Serialize;
 
 use crate::flags::model::ModelArgs;
 use crate::flags::retrieval::FusionArgs;
-use crate::open::{Opened, open};
+use crate::open::{Opened, WithIo, open};
 use crate::output;
 
 /// Arguments of `edgerag search`.
@@ -49,15 +47,6 @@ pub(crate) struct Args {
     json: bool,
 }
 
-/// What `--json` prints of a search of a bundle read by range: the results, and what
-/// reading it cost (opening included).
-#[derive(Debug, Serialize)]
-struct ReadByRange<'a> {
-    #[serde(flatten)]
-    results: SearchResults<'a>,
-    io: Io,
-}
-
 pub(crate) fn run(args: Args) -> Result<()> {
     let mut request = args.fusion.request(args.mode, args.k, args.explain);
     request.filter = Filter {
@@ -67,26 +56,17 @@ pub(crate) fn run(args: Args) -> Result<()> {
         kinds: args.kinds.clone(),
     };
     let options = request.options(args.k).context("search")?;
-    match open(&args.bundle, &args.model, args.mode, args.json)? {
-        Opened::ByRange(searcher) => {
-            let hits = blocking(searcher.search(&args.query, &options))
-                .with_context(|| format!("search {}", args.bundle))?;
-            if args.json {
-                let results =
-                    SearchResults { query: &args.query, mode: options.mode, results: hits };
-                return output::json(&ReadByRange { results, io: searcher.io() });
-            }
-            print(&hits)
-        }
-        Opened::Whole(searcher) => {
-            let hits = searcher.search(&args.query, &options).context("search")?;
-            let results = SearchResults { query: &args.query, mode: options.mode, results: hits };
-            match args.json {
-                true => output::json(&results),
-                false => print(&results.results),
-            }
-        }
+    let opened = open(&args.bundle, &args.model, args.mode, args.json)?;
+    let hits = match &opened {
+        Opened::ByRange(searcher) => blocking(searcher.search(&args.query, &options))
+            .with_context(|| format!("search {}", args.bundle))?,
+        Opened::Whole(searcher) => searcher.search(&args.query, &options).context("search")?,
+    };
+    if args.json {
+        let results = SearchResults { query: &args.query, mode: options.mode, results: hits };
+        return output::json(&WithIo { output: &results, io: opened.io() });
     }
+    print(&hits)
 }
 
 fn print(hits: &[Hit]) -> Result<()> {

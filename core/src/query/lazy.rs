@@ -159,8 +159,9 @@ impl<S: RangeSource> LazySearcher<S> {
             None
         } else {
             let chunks = self.manifest().counts.chunks;
-            let document = |id: &str, source: &str, kind| filter.allows_document(id, source, kind);
-            let chunk = |page, path: &dyn Fn() -> Vec<String>| filter.allows_chunk(page, path);
+            let allows = filter.allows();
+            let document = |id: &str, source: &str, kind| allows.document(id, source, kind);
+            let chunk = |page, path: &dyn Fn() -> Vec<String>| allows.chunk(page, path);
             Some(filters::allowed(&self.bundle, chunks, document, chunk).await?)
         };
         let allow = |chunk: u32| allowed.as_ref().is_none_or(|a| a.binary_search(&chunk).is_ok());

@@ -133,31 +133,9 @@ impl Filter {
         self == &Self::default()
     }
 
-    /// Whether chunks of the document with `id`, `source` and `kind` may pass.
-    pub(crate) fn allows_document(&self, id: &str, source: &str, kind: DocKind) -> bool {
-        let named = self.documents.is_empty()
-            || self.documents.iter().any(|n| {
-                n == id
-                    || n == source
-                    || source.strip_suffix(n.as_str()).is_some_and(|s| s.ends_with('/'))
-            });
-        named && (self.kinds.is_empty() || self.kinds.contains(&kind))
-    }
-
-    /// Whether a chunk (of an allowed document) starting on `page` passes, `path` giving its
-    /// headings from the top when the filter needs them.
-    pub(crate) fn allows_chunk(
-        &self,
-        page: Option<u32>,
-        path: impl FnOnce() -> Vec<String>,
-    ) -> bool {
-        let in_pages =
-            self.pages.is_none_or(|(from, to)| page.is_some_and(|p| (from..=to).contains(&p)));
-        in_pages
-            && self.section.as_ref().is_none_or(|wanted| {
-                let wanted = wanted.to_lowercase();
-                path().iter().any(|h| h.to_lowercase().contains(&wanted))
-            })
+    /// The filter ready to test documents and chunks (its heading text lowercased once).
+    pub(crate) fn allows(&self) -> Allows<'_> {
+        Allows { filter: self, section: self.section.as_ref().map(|s| s.to_lowercase()) }
     }
 
     /// Which chunks of `bundle` pass, by chunk index; `None` when all do.
@@ -165,18 +143,49 @@ impl Filter {
         if self.is_empty() {
             return None;
         }
-        let documents: Vec<bool> = bundle
-            .documents
-            .iter()
-            .map(|d| self.allows_document(&d.id, &d.source, d.kind))
-            .collect();
+        let allows = self.allows();
+        let documents: Vec<bool> =
+            bundle.documents.iter().map(|d| allows.document(&d.id, &d.source, d.kind)).collect();
         let allowed = bundle.chunks.iter().map(|c| {
             documents[c.doc as usize]
-                && self.allows_chunk(c.page, || {
-                    bundle.documents[c.doc as usize].section_path(c.section)
-                })
+                && allows.chunk(c.page, || bundle.documents[c.doc as usize].section_path(c.section))
         });
         Some(allowed.collect())
+    }
+}
+
+/// A [`Filter`] ready to test documents and chunks: the one definition of what passes, for a
+/// bundle in memory and for one read by range.
+pub(crate) struct Allows<'a> {
+    filter: &'a Filter,
+    /// The heading text, lowercased.
+    section: Option<String>,
+}
+
+impl Allows<'_> {
+    /// Whether chunks of the document with `id`, `source` and `kind` may pass.
+    pub(crate) fn document(&self, id: &str, source: &str, kind: DocKind) -> bool {
+        let Filter { documents, kinds, .. } = self.filter;
+        let named = documents.is_empty()
+            || documents.iter().any(|n| {
+                n == id
+                    || n == source
+                    || source.strip_suffix(n.as_str()).is_some_and(|s| s.ends_with('/'))
+            });
+        named && (kinds.is_empty() || kinds.contains(&kind))
+    }
+
+    /// Whether a chunk (of an allowed document) starting on `page` passes, `path` giving its
+    /// headings from the top when the filter needs them.
+    pub(crate) fn chunk(&self, page: Option<u32>, path: impl FnOnce() -> Vec<String>) -> bool {
+        let in_pages = self
+            .filter
+            .pages
+            .is_none_or(|(from, to)| page.is_some_and(|p| (from..=to).contains(&p)));
+        in_pages
+            && self.section.as_ref().is_none_or(|wanted| {
+                path().iter().any(|h| h.to_lowercase().contains(wanted.as_str()))
+            })
     }
 }
 
