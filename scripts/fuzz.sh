@@ -64,7 +64,8 @@ main() {
     features="" max_len=65536 seeds=()
     case "$1" in
       bundle | searcher) dict=bundle; seeds=(core/tests/fixtures/*.bundle) ;;
-      paged) dict=bundle ;;
+      # Whole small bundles of format 4 (fuzz/seeds/paged/*-whole.bundle) fit in full.
+      paged) dict=bundle; max_len=131072 ;;
       load_pdf) dict=pdf; max_len=262144; seeds=(core/tests/fixtures/*.pdf demo/corpus/*.pdf) ;;
       load_html) dict=html; max_len=131072; seeds=(core/tests/fixtures/*.html demo/corpus/*.html) ;;
       load_markdown) dict=markdown; seeds=(core/tests/fixtures/*.md demo/corpus/*.md) ;;

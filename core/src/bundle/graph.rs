@@ -26,6 +26,10 @@
 //!   and the chunks before and after it in its document; the directory keeps each slot's
 //!   first chunk address.
 //!
+//! Where the first keys of a section's slots are too many for the directory, they lie in a
+//! section of their own ([`routes`](super::paged::routes)), read as a lookup needs them: a
+//! round more, the first time.
+//!
 //! # Search
 //!
 //! The search is the one the graph in memory runs ([`crate::graph`]), over these sections: it
@@ -44,7 +48,8 @@ use std::collections::{BTreeMap, HashMap};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use super::paged::{MAX_STREAM_READ, PagedFile, PagedWriter, RangeSource, route};
+use super::paged::routes::Routes;
+use super::paged::{MAX_STREAM_READ, PagedFile, PagedWriter, RangeSource};
 use crate::graph::data::{ChunkLinks, GraphData, KeywordInfo, WordEntry, WordProbe};
 use crate::graph::search::{self, Start};
 use crate::graph::{GraphHit, GraphIndex, GraphSearch, KeywordGraph, MAX_LOOSE};
@@ -60,7 +65,8 @@ pub struct PagedGraph {
     pub chunks: u32,
     /// The section of the keyword nodes.
     pub keywords: u32,
-    /// The first key and keyword index of each slot of `keywords`.
+    /// The first key and keyword index of each slot of `keywords` (or of their own section's,
+    /// as for every route list here: [`routes`](super::paged::routes)).
     pub keyword_routes: Vec<(String, u32)>,
     /// The section of the APPEARS_IN lists.
     pub appearances: u32,
@@ -164,6 +170,7 @@ impl PagedGraph {
         }
         let (keywords, firsts) = writer.records("keywords", slot, &nodes)?;
         let keyword_routes = firsts.into_iter().map(|f| (nodes[f].key.clone(), f as u32)).collect();
+        let keyword_routes = writer.routes(keywords, slot, keyword_routes)?;
         let appearances = writer.stream("appearances", slot, &stream)?;
         let (words, word_routes, word_data) = write_words(writer, index, &nodes, &lists, slot)?;
         let (links, link_routes) = write_links(writer, index, addresses, slot)?;
@@ -293,6 +300,7 @@ fn write_words(
     }
     let (section, firsts) = writer.records("words", slot, &words)?;
     let routes = firsts.into_iter().map(|f| words[f].word.clone()).collect();
+    let routes = writer.routes(section, slot, routes)?;
     Ok((section, routes, writer.stream("word data", slot, &data)?))
 }
 
@@ -317,7 +325,9 @@ fn write_links(
         })
         .collect();
     let (section, firsts) = writer.records("links", slot, &links)?;
-    Ok((section, firsts.into_iter().map(|f| links[f].address).collect()))
+    let routes =
+        writer.routes(section, slot, firsts.into_iter().map(|f| links[f].address).collect())?;
+    Ok((section, routes))
 }
 
 fn encoding(e: impl std::fmt::Display) -> Error {
@@ -391,14 +401,16 @@ impl<S: RangeSource, B> Reader<'_, S, B> {
 
     /// The stored nodes of `keywords` (those that exist).
     async fn nodes(&self, keywords: &[u32]) -> Result<HashMap<u32, Node>> {
-        let routes = &self.graph.keyword_routes;
-        let slot = |k: u32| route(routes.partition_point(|r| r.1 <= k));
-        let routed: Vec<(u32, u32)> =
-            keywords.iter().filter_map(|&k| Some((k, slot(k)?))).collect();
+        let routes = Routes::of(self.file, self.graph.keywords, &self.graph.keyword_routes);
+        let located = routes.locate(self.file, keywords, |&k, route| route.1 <= k).await?;
+        let routed: Vec<(u32, u32, u32)> = keywords
+            .iter()
+            .zip(located)
+            .filter_map(|(&k, found)| found.map(|(slot, (_, first))| (k, slot, first)))
+            .collect();
         let slots = self.records::<Node>(self.graph.keywords, routed.iter().map(|r| r.1)).await?;
-        let found = routed.into_iter().filter_map(|(k, slot)| {
-            let place = k.checked_sub(routes.get(slot as usize)?.1)?;
-            let node = slots.get(&slot)?.get(place as usize)?;
+        let found = routed.into_iter().filter_map(|(k, slot, first)| {
+            let node = slots.get(&slot)?.get(k.checked_sub(first)? as usize)?;
             Some((k, node.clone()))
         });
         let nodes: HashMap<u32, Node> = found.collect();
@@ -415,31 +427,39 @@ impl<S: RangeSource, B> GraphData for Reader<'_, S, B> {
     }
 
     async fn find(&self, keys: &[String]) -> Result<Vec<u32>> {
-        let routes = &self.graph.keyword_routes;
-        let slot = |key: &String| route(routes.partition_point(|r| r.0 <= *key));
-        let routed: Vec<(&String, u32)> =
-            keys.iter().filter_map(|key| Some((key, slot(key)?))).collect();
+        let routes = Routes::of(self.file, self.graph.keywords, &self.graph.keyword_routes);
+        let located = routes.locate(self.file, keys, |key, route| route.0 <= *key).await?;
+        let routed: Vec<(&String, u32, u32)> = keys
+            .iter()
+            .zip(located)
+            .filter_map(|(key, found)| found.map(|(slot, (_, first))| (key, slot, first)))
+            .collect();
         let slots = self.records::<Node>(self.graph.keywords, routed.iter().map(|r| r.1)).await?;
-        let found = routed.into_iter().filter_map(|(key, slot)| {
+        let found = routed.into_iter().filter_map(|(key, slot, first)| {
             let place = slots.get(&slot)?.iter().position(|node| node.key == *key)?;
-            routes.get(slot as usize)?.1.checked_add(place as u32)
+            first.checked_add(place as u32)
         });
         Ok(found.collect())
     }
 
     async fn words(&self, probes: &[WordProbe<'_>], limit: usize) -> Result<Vec<Vec<WordEntry>>> {
-        let routes = &self.graph.word_routes;
-        // The slots from the one `text` would lie in to the last holding a word it begins.
-        let span = |probe: &WordProbe<'_>| {
-            let text = probe.text;
-            let at = routes.partition_point(|r| r.as_str() <= text);
-            let end = match probe.prefix {
-                true => routes.partition_point(|r| r.as_str() < text || r.starts_with(text)),
-                false => at,
-            };
-            at.saturating_sub(1) as u32..end as u32
+        // The slots from the one `text` would lie in to the last holding a word it begins: the
+        // last routed by a word up to `text` and, for a prefix, the last by one before `text`
+        // or beginning with it.
+        let routes = Routes::of(self.file, self.graph.words, &self.graph.word_routes);
+        let ends: Vec<(&str, bool)> =
+            probes.iter().flat_map(|p| [(p.text, false), (p.text, p.prefix)]).collect();
+        let before = |&(text, prefix): &(&str, bool), route: &String| {
+            route.as_str() <= text || (prefix && route.starts_with(text))
         };
-        let spans: Vec<std::ops::Range<u32>> = probes.iter().map(span).collect();
+        let located = routes.locate(self.file, &ends, before).await?;
+        let slot = |found: &Option<(u32, String)>| found.as_ref().map(|(slot, _)| *slot);
+        let spans: Vec<std::ops::Range<u32>> = located
+            .chunks_exact(2)
+            .map(|ends| {
+                slot(&ends[0]).unwrap_or(0)..slot(&ends[1]).map_or(0, |last| last.saturating_add(1))
+            })
+            .collect();
         let slots: BTreeMap<u32, Vec<Word>> =
             self.records(self.graph.words, spans.iter().flat_map(Clone::clone)).await?;
         let matching = |probe: &WordProbe<'_>, word: &str| {
@@ -516,9 +536,13 @@ impl<S: RangeSource, B> GraphData for Reader<'_, S, B> {
     }
 
     async fn links(&self, chunks: &[u32]) -> Result<HashMap<u32, ChunkLinks>> {
-        let routes = &self.graph.link_routes;
-        let slot = |c: u32| route(routes.partition_point(|&first| first <= c));
-        let routed: Vec<(u32, u32)> = chunks.iter().filter_map(|&c| Some((c, slot(c)?))).collect();
+        let routes = Routes::of(self.file, self.graph.links, &self.graph.link_routes);
+        let located = routes.locate(self.file, chunks, |&c, &first| first <= c).await?;
+        let routed: Vec<(u32, u32)> = chunks
+            .iter()
+            .zip(located)
+            .filter_map(|(&c, found)| found.map(|(slot, _)| (c, slot)))
+            .collect();
         let slots = self.records::<Links>(self.graph.links, routed.iter().map(|r| r.1)).await?;
         let mut found = HashMap::new();
         for (chunk, slot) in routed {

@@ -17,7 +17,9 @@
 //! | `filters` | what metadata filters ask of each document and chunk | [`filters`] |
 //!
 //! The directory names every section but `filters`, which readers find by name: bundles
-//! written before it existed lack it, and are searched as before but not filtered.
+//! written before it existed lack it, and are searched as before but not filtered. Large
+//! corpora add a section `"<name> routes"` for each index whose routes would not fit the
+//! directory ([`routes`](super::paged::routes)), also found by name.
 //!
 //! Every index names a chunk by its *address* in the store, not by its index in the
 //! corpus, so a hit is read from the store without a lookup.
@@ -31,6 +33,7 @@ use super::filters;
 use super::graph::PagedGraph;
 use super::ivf::{Ivf, IvfParams};
 use super::lexicon::{self, Lexicon};
+use super::paged::routes::INLINE_ROUTES;
 use super::paged::{PagedFile, PagedWriter, RangeSource, VERSION};
 use super::{Bundle, ChunkStore, Manifest};
 use crate::graph::GraphIndex;
@@ -66,13 +69,23 @@ pub struct Layout {
     pub ivf: IvfParams,
     /// Seed of the partitioning's k-means.
     pub seed: u64,
+    /// Bytes of the longest route list the directory keeps; longer ones lie in sections of
+    /// their own ([`routes`](super::paged::routes)).
+    pub inline_routes: usize,
 }
 
 impl Default for Layout {
     /// 4 KB slots for text and graph (a cold SciFact graph search reads 262 KB in 49 ranges
-    /// with them), 16 KB for vectors (a probed partition of 256 MiniLM rows is about 100 KB).
+    /// with them), 16 KB for vectors (a probed partition of 256 MiniLM rows is about 100 KB),
+    /// and [`INLINE_ROUTES`].
     fn default() -> Self {
-        Self { slot: 4 << 10, dense_slot: 16 << 10, ivf: IvfParams::default(), seed: 42 }
+        Self {
+            slot: 4 << 10,
+            dense_slot: 16 << 10,
+            ivf: IvfParams::default(),
+            seed: 42,
+            inline_routes: INLINE_ROUTES,
+        }
     }
 }
 
@@ -87,7 +100,7 @@ impl Bundle {
     /// [`Error::Config`] when a part cannot be laid out (more chunks than 32-bit addresses);
     /// [`Error::Decode`] when the directory cannot be encoded.
     pub fn to_paged_bytes(&self, layout: &Layout) -> Result<Vec<u8>> {
-        let mut writer = PagedWriter::new();
+        let mut writer = PagedWriter::new().with_inline_routes(layout.inline_routes);
         let (store, addresses) =
             ChunkStore::write(&mut writer, &self.documents, &self.chunks, layout.slot)?;
         let lexicon =

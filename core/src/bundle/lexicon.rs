@@ -4,8 +4,9 @@
 //! # Layout
 //!
 //! - **Dictionary** (section `dictionary`): the terms in order, each entry whole in one slot:
-//!   the term, its document frequency and its blocks of postings. The directory keeps the
-//!   first term of every slot ([`Lexicon::routes`]), so a term's entry is one slot read.
+//!   the term, its document frequency and its blocks of postings. The first term of every
+//!   slot routes a term to its entry: one slot read, after one of the routes for large
+//!   dictionaries ([`Lexicon::routes`]).
 //! - **Blocks**: a term's postings sorted by their score, best first, cut into blocks of
 //!   [`FIRST_BLOCK`] postings, then twice as many each time. Each block lists its postings by
 //!   chunk address (varint gaps), each with its term frequency and chunk length (varints),
@@ -37,7 +38,8 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::{Deserialize, Serialize};
 
-use super::paged::{PagedFile, PagedWriter, RangeSource, route};
+use super::paged::routes::Routes;
+use super::paged::{PagedFile, PagedWriter, RangeSource};
 use super::varint;
 use crate::index::bm25::{self, Bm25Index, Bm25Params, TermScore};
 use crate::index::{Scored, top_k};
@@ -69,7 +71,8 @@ pub struct Lexicon {
     pub dictionary: u32,
     /// The section of the postings blocks.
     pub postings: u32,
-    /// The first term of each dictionary slot.
+    /// The first term of each dictionary slot, or of each slot of their own section
+    /// ([`routes`](super::paged::routes)).
     pub routes: Vec<String>,
 }
 
@@ -158,6 +161,7 @@ impl Lexicon {
         }
         let (dictionary, firsts) = writer.records("dictionary", slot, &entries)?;
         let routes = firsts.into_iter().map(|first| entries[first].term.clone()).collect();
+        let routes = writer.routes(dictionary, slot, routes)?;
         let postings = writer.stream("postings", slot, &stream)?;
         let chunks = u32::try_from(index.len())
             .map_err(|_| Error::Config("more chunks than addresses".into()))?;
@@ -276,9 +280,11 @@ impl Lexicon {
         file: &PagedFile<S, B>,
         terms: &[String],
     ) -> Result<Vec<List>> {
+        let routes = Routes::of(file, self.dictionary, &self.routes);
+        let located = routes.locate(file, terms, |term, first| first <= term).await?;
         let mut routed: BTreeMap<u32, Vec<&String>> = BTreeMap::new();
-        for term in terms {
-            if let Some(slot) = route(self.routes.partition_point(|first| first <= term)) {
+        for (term, found) in terms.iter().zip(located) {
+            if let Some((slot, _)) = found {
                 routed.entry(slot).or_default().push(term);
             }
         }

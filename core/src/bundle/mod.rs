@@ -10,7 +10,7 @@
 //! | 0  | 8  | magic `b"EDGERAG\0"` |
 //! | 8  | 2  | `version`: format version the file was written with |
 //! | 10 | 2  | `min_reader`: oldest format version a reader must support to read the file |
-//! | 12 | 4  | flags, reserved: 0 (a reader refuses a file with any bit set) |
+//! | 12 | 4  | flags a reader must understand (it refuses a file with a bit it does not define): none in versions 1–3; see [`paged::ROUTED`] |
 //! | 16 | 8  | payload length in bytes |
 //! | 24 | 32 | BLAKE3 hash of the payload |
 //! | 56 | …  | payload: [`Bundle`] encoded with postcard |
@@ -41,7 +41,9 @@
 //!   and sections of fixed-size slots, each read alone and checked against its section's hash
 //!   tree). It is written beside version 3 (`edgerag build --format 4`, `edgerag convert`)
 //!   and read by range only ([`crate::query::LazySearcher`]): [`Bundle::from_bytes`] refuses
-//!   it with [`Error::ReadByRange`].
+//!   it with [`Error::ReadByRange`]. Files of large corpora set the header flag
+//!   [`paged::ROUTED`]: some of their routes lie in sections of their own
+//!   ([`paged::routes`]), which readers that predate it would misread, so they refuse them.
 
 mod build;
 pub mod filters;
@@ -340,7 +342,7 @@ impl Bundle {
     /// [`Error::Decode`] if serialisation fails (it does not for well-formed bundles).
     pub fn to_bytes(&self) -> Result<Vec<u8>> {
         let payload = postcard::to_allocvec(self).map_err(|e| Error::Decode(e.to_string()))?;
-        let mut out = header(FORMAT_VERSION, MIN_READER_VERSION, &payload);
+        let mut out = header(FORMAT_VERSION, MIN_READER_VERSION, 0, &payload);
         out.extend_from_slice(&payload);
         Ok(out)
     }
@@ -478,14 +480,14 @@ fn decode<'a, T: Deserialize<'a>>(payload: &'a [u8]) -> Result<(T, &'a [u8])> {
     })
 }
 
-/// The header of a file written as `version`, readable from `min_reader`, whose payload is
-/// `payload`; room is reserved for the payload to follow.
-pub(crate) fn header(version: u16, min_reader: u16, payload: &[u8]) -> Vec<u8> {
+/// The header of a file written as `version`, readable from `min_reader`, with `flags` set,
+/// whose payload is `payload`; room is reserved for the payload to follow.
+pub(crate) fn header(version: u16, min_reader: u16, flags: u32, payload: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(HEADER_LEN + payload.len());
     out.extend_from_slice(&MAGIC);
     out.extend_from_slice(&version.to_le_bytes());
     out.extend_from_slice(&min_reader.to_le_bytes());
-    out.extend_from_slice(&0u32.to_le_bytes());
+    out.extend_from_slice(&flags.to_le_bytes());
     out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
     out.extend_from_slice(blake3::hash(payload).as_bytes());
     out
@@ -496,6 +498,8 @@ pub(crate) fn header(version: u16, min_reader: u16, payload: &[u8]) -> Vec<u8> {
 pub(crate) struct Header {
     /// The format version it was written with.
     pub(crate) version: u16,
+    /// Its flags (those the reader knows).
+    pub(crate) flags: u32,
     /// The payload's length.
     pub(crate) payload_len: u64,
     /// The payload's BLAKE3 hash.
@@ -504,8 +508,13 @@ pub(crate) struct Header {
 
 /// Reads the header at the start of `bytes` (at least its first [`HEADER_LEN`] bytes of the
 /// file, which is `found` bytes long) for a reader of format versions `versions` (oldest,
-/// newest).
-pub(crate) fn parse_header(bytes: &[u8], found: u64, versions: (u16, u16)) -> Result<Header> {
+/// newest) that knows the flags `known`.
+pub(crate) fn parse_header(
+    bytes: &[u8],
+    found: u64,
+    versions: (u16, u16),
+    known: u32,
+) -> Result<Header> {
     if bytes.len() < MAGIC.len() {
         return if MAGIC.starts_with(bytes) && !bytes.is_empty() {
             Err(Error::Truncated { expected: HEADER_LEN as u64, found })
@@ -528,22 +537,24 @@ pub(crate) fn parse_header(bytes: &[u8], found: u64, versions: (u16, u16)) -> Re
         return Err(Error::TooOld { found: version, oldest: versions.0, current: versions.1 });
     }
     let flags = u32::from_le_bytes([bytes[12], bytes[13], bytes[14], bytes[15]]);
-    if flags != 0 {
+    if flags & !known != 0 {
         return Err(Error::Decode(format!(
-            "header: reserved flags {flags:#010x} are set (no edgerag version defines them)"
+            "header: flags {:#010x} are set, which this edgerag does not define (a newer \
+             edgerag wrote the file, or it is damaged)",
+            flags & !known
         )));
     }
     let mut len = [0u8; 8];
     len.copy_from_slice(&bytes[16..24]);
     let mut hash = [0u8; 32];
     hash.copy_from_slice(&bytes[24..HEADER_LEN]);
-    Ok(Header { version, payload_len: u64::from_le_bytes(len), hash })
+    Ok(Header { version, flags, payload_len: u64::from_le_bytes(len), hash })
 }
 
 /// Checks the header of a whole file and returns the format version and the payload.
 fn check_header(bytes: &[u8]) -> Result<(u16, &[u8])> {
     let found = bytes.len() as u64;
-    let header = match parse_header(bytes, found, (OLDEST_READABLE_VERSION, FORMAT_VERSION)) {
+    let header = match parse_header(bytes, found, (OLDEST_READABLE_VERSION, FORMAT_VERSION), 0) {
         Err(Error::TooNew { found: paged::VERSION, .. }) => return Err(Error::ReadByRange),
         header => header?,
     };

@@ -11,7 +11,7 @@
 //! | 0  | 8  | magic `b"EDGERAG\0"` |
 //! | 8  | 2  | `version` |
 //! | 10 | 2  | `min_reader` |
-//! | 12 | 4  | flags, reserved: 0 |
+//! | 12 | 4  | flags: [`ROUTED`] or 0 |
 //! | 16 | 8  | directory length `D` |
 //! | 24 | 32 | BLAKE3 hash of the directory |
 //! | 56 | `D` | directory: [`Directory`] encoded with postcard |
@@ -28,12 +28,18 @@
 //! keeps there itself (its `body`: the manifest and the small indexes that route a query),
 //! so it stays small however many slots there are.
 //!
+//! An index finds the slot a key lies in from its *routes*, the first key of each of the
+//! section's slots. Those of a large section would make the directory grow with the corpus:
+//! they lie in a section of their own instead, whose routes the directory keeps
+//! ([`routes`]), and the header sets [`ROUTED`].
+//!
 //! Reading goes through a [`RangeSource`] (a local file, an HTTP server answering `Range`,
 //! memory) and a [`PageCache`] bounded by a byte budget: see [`PagedFile`].
 
 mod cache;
 pub mod merkle;
 mod read;
+pub mod routes;
 mod source;
 #[cfg(test)]
 mod tests;
@@ -48,6 +54,10 @@ pub use write::PagedWriter;
 
 use crate::{Error, Result};
 
+/// Header flag: some routes lie in sections of their own ([`routes`]). Readers that predate
+/// it refuse the file, which they would misread; files without such sections leave it unset
+/// and read as before.
+pub const ROUTED: u32 = 1;
 /// The largest slot a reader accepts.
 pub const MAX_SLOT: u32 = 16 << 20;
 /// The longest directory a reader accepts.

@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::cache::Key;
-use super::{Directory, MAX_DIRECTORY, PageCache, RangeSource, SectionRef, merkle};
+use super::{Directory, MAX_DIRECTORY, PageCache, ROUTED, RangeSource, SectionRef, merkle};
 use crate::bundle::{HEADER_LEN, parse_header};
 use crate::{Error, Result};
 
@@ -38,6 +38,8 @@ pub struct Io {
 #[derive(Debug)]
 pub struct PagedFile<S, B> {
     source: S,
+    /// The header's flags.
+    flags: u32,
     body: B,
     sections: Vec<SectionRef>,
     /// Where each section starts in the file.
@@ -59,7 +61,7 @@ impl<S: RangeSource, B: DeserializeOwned> PagedFile<S, B> {
     pub async fn open(source: S, budget: usize) -> Result<Self> {
         let io = Mutex::new(Io::default());
         let mut bytes = read_one(&source, 0..OPEN_READ, &io).await?;
-        let header = parse_header(&bytes, bytes.len() as u64, (VERSION, VERSION))?;
+        let header = parse_header(&bytes, bytes.len() as u64, (VERSION, VERSION), ROUTED)?;
         if header.payload_len > MAX_DIRECTORY {
             return Err(Error::Decode(format!(
                 "header: a directory of {} bytes (at most {MAX_DIRECTORY} are read)",
@@ -90,7 +92,7 @@ impl<S: RangeSource, B: DeserializeOwned> PagedFile<S, B> {
             })?;
         }
         let cache = Mutex::new(PageCache::new(budget));
-        Ok(Self { source, body, sections, starts, cache, io })
+        Ok(Self { source, flags: header.flags, body, sections, starts, cache, io })
     }
 }
 
@@ -98,6 +100,11 @@ impl<S: RangeSource, B> PagedFile<S, B> {
     /// What the bundle keeps in the directory.
     pub fn body(&self) -> &B {
         &self.body
+    }
+
+    /// The header's flags ([`ROUTED`]).
+    pub fn flags(&self) -> u32 {
+        self.flags
     }
 
     /// The sections, in the order they were written.

@@ -190,6 +190,11 @@ fn only_paged_versions_open_and_hostile_directories_are_refused() {
     assert!(matches!(open(whole, 1 << 20), Err(Error::TooOld { found: 3, .. })));
     let newer = PagedWriter::new().finish(0u8, VERSION + 1, VERSION + 1).unwrap();
     assert!(matches!(open(&newer, 1 << 20), Err(Error::TooNew { .. })));
+    // A flag this reader does not define: the file is laid out in a way it cannot read.
+    let mut flagged = PagedWriter::new().finish(0u8, VERSION, VERSION).unwrap();
+    flagged[12..16].copy_from_slice(&(ROUTED << 1).to_le_bytes());
+    let error = open(&flagged, 1 << 20).unwrap_err().to_string();
+    assert!(error.contains("flags 0x00000002 are set"), "{error}");
     assert!((FORMAT_VERSION, MIN_READER_VERSION) < (VERSION, VERSION));
 
     // Directories whose hash holds but whose sections do not.
@@ -201,7 +206,7 @@ fn only_paged_versions_open_and_hostile_directories_are_refused() {
     ] {
         let body = Body { corpus: String::new(), first_lines: vec![] };
         let directory = postcard::to_allocvec(&Directory { body, sections }).unwrap();
-        let mut file = header(VERSION, VERSION, &directory);
+        let mut file = header(VERSION, VERSION, 0, &directory);
         file.extend_from_slice(&directory);
         let error = open(&file, 1 << 20).unwrap_err();
         assert!(matches!(&error, Error::Decode(e) if e.contains(problem)), "{error}");
@@ -209,7 +214,7 @@ fn only_paged_versions_open_and_hostile_directories_are_refused() {
     // Sections far larger than the file: it opens, and their slots are not there.
     let far = vec![section("far", MAX_SLOT, u32::MAX), section("farther", MAX_SLOT, u32::MAX)];
     let directory = postcard::to_allocvec(&Directory { body: 0u8, sections: far }).unwrap();
-    let mut file = header(VERSION, VERSION, &directory);
+    let mut file = header(VERSION, VERSION, 0, &directory);
     file.extend_from_slice(&directory);
     let paged: PagedFile<_, u8> = now(PagedFile::open(InMemory(file), 1 << 20)).unwrap();
     let error = now(paged.slots(1, &[u32::MAX - 1])).unwrap_err().to_string();
@@ -217,10 +222,10 @@ fn only_paged_versions_open_and_hostile_directories_are_refused() {
     assert!(error.starts_with(expected), "{error}");
 
     // A directory longer than a reader accepts, and one that is not a directory.
-    let mut file = header(VERSION, VERSION, b"");
+    let mut file = header(VERSION, VERSION, 0, b"");
     file[16..24].copy_from_slice(&(MAX_DIRECTORY + 1).to_le_bytes());
     assert!(matches!(open(&file, 1 << 20), Err(Error::Decode(e)) if e.contains("directory of")));
-    let mut file = header(VERSION, VERSION, b"\xff\xff\xff");
+    let mut file = header(VERSION, VERSION, 0, b"\xff\xff\xff");
     file.extend_from_slice(b"\xff\xff\xff");
     assert!(matches!(open(&file, 1 << 20), Err(Error::Decode(e)) if e.starts_with("directory: ")));
 }

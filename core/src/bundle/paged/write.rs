@@ -3,22 +3,41 @@
 use serde::Serialize;
 
 use super::merkle::{self, Tree};
-use super::{Directory, MAX_SLOT, MIN_STREAM_SLOT, SectionRef};
+use super::routes::INLINE_ROUTES;
+use super::{Directory, MAX_SLOT, MIN_STREAM_SLOT, ROUTED, SectionRef};
 use crate::bundle::varint;
 use crate::{Error, Result};
 
 /// Gathers the sections of a paged file and writes it ([`super`] has the layout).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct PagedWriter {
     /// The data: every section's slots so far.
     data: Vec<u8>,
     sections: Vec<SectionRef>,
+    /// Bytes of the longest routes kept in the directory.
+    inline_routes: usize,
+    /// The header's flags.
+    flags: u32,
+}
+
+impl Default for PagedWriter {
+    fn default() -> Self {
+        Self { data: Vec::new(), sections: Vec::new(), inline_routes: INLINE_ROUTES, flags: 0 }
+    }
 }
 
 impl PagedWriter {
     /// A file with no sections yet.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// The writer, keeping in the directory the routes that encode to at most `bytes` bytes
+    /// (by default [`INLINE_ROUTES`]) and the others in sections of their own
+    /// ([`routes`](Self::routes)).
+    #[must_use]
+    pub fn with_inline_routes(self, bytes: usize) -> Self {
+        Self { inline_routes: bytes, ..self }
     }
 
     /// Adds a section named `name` of `slot`-byte slots; returns its index. `pack` turns the
@@ -123,8 +142,39 @@ impl PagedWriter {
         Ok((index, firsts))
     }
 
-    /// The file: header (`version`, `min_reader`), the directory holding `body` and the
-    /// sections, then the data.
+    /// What the directory keeps of the routes of section `section`, given `firsts`, the first
+    /// key of each of its slots: all of them when they encode to at most the
+    /// [inline limit](Self::with_inline_routes), else the first of each slot of a section
+    /// `"<name> routes"` of `(slot, key)` records, `slot`-byte slots, that holds them all
+    /// (and the header then sets [`ROUTED`]; [`super::routes`] reads both).
+    ///
+    /// # Errors
+    /// [`Error::Config`] for a section that does not exist or routes that cannot be encoded;
+    /// as [`records`](Self::records).
+    pub fn routes<K: Serialize + Clone>(
+        &mut self,
+        section: u32,
+        slot: u32,
+        firsts: Vec<K>,
+    ) -> Result<Vec<K>> {
+        let Some(listed) = self.sections.get(section as usize) else {
+            return Err(Error::Config(format!("routes of a section {section} not written")));
+        };
+        let name = format!("{} routes", listed.name);
+        let encoded = postcard::to_allocvec(&firsts)
+            .map_err(|e| Error::Config(format!("section {name:?}: {e}")))?;
+        if encoded.len() <= self.inline_routes {
+            return Ok(firsts);
+        }
+        // A section has at most u32::MAX slots.
+        let records: Vec<(u32, K)> = (0..).zip(firsts).collect();
+        let (_, starts) = self.records(&name, slot, &records)?;
+        self.flags |= ROUTED;
+        Ok(starts.into_iter().map(|start| records[start].1.clone()).collect())
+    }
+
+    /// The file: header (`version`, `min_reader`, the flags its sections need), the
+    /// directory holding `body` and the sections, then the data.
     ///
     /// # Errors
     /// [`Error::Decode`] if `body` cannot be encoded.
@@ -132,7 +182,7 @@ impl PagedWriter {
         let directory = Directory { body, sections: self.sections };
         let directory =
             postcard::to_allocvec(&directory).map_err(|e| Error::Decode(e.to_string()))?;
-        let mut out = super::super::header(version, min_reader, &directory);
+        let mut out = super::super::header(version, min_reader, self.flags, &directory);
         out.reserve(directory.len() + self.data.len());
         out.extend_from_slice(&directory);
         out.extend_from_slice(&self.data);
