@@ -29,6 +29,7 @@ mod scale_paged;
 mod script;
 mod synthetic;
 
+use std::alloc::System;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -41,6 +42,18 @@ use edgerag_core::index::Scored;
 use edgerag_core::query::LazySearcher;
 use edgerag_core::{Bundle, SearchOptions};
 use serde::Serialize;
+use stats_alloc::{INSTRUMENTED_SYSTEM, StatsAlloc};
+
+/// The system allocator, counting what is allocated and freed ([`live_heap`]).
+#[global_allocator]
+static HEAP: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
+
+/// Bytes live on the heap now: what a part holds is the growth of this while it lives. (A
+/// reallocation counts its growth as allocated and its shrinking as deallocated.)
+fn live_heap() -> usize {
+    let stats = HEAP.stats();
+    stats.bytes_allocated.wrapping_sub(stats.bytes_deallocated)
+}
 
 /// Seed of the synthetic corpora and of every HNSW build here.
 const SEED: u64 = 20_261_122;

@@ -24,6 +24,9 @@ use crate::{Args, Latency, SEED, recall, script, synthetic, timed_searches};
 
 /// The modes timed in wasm (the others are parts of hybrid).
 const WASM_MODES: [Mode; 2] = [Mode::Bm25, Mode::Hybrid];
+/// Corpora of more chunks are measured in format 4 only: built without the HNSW graph (which
+/// format 4 does not keep) and never loaded whole.
+pub(super) const WHOLE_UP_TO: usize = 100_000;
 
 /// One corpus size's measurements.
 #[derive(Debug, Serialize)]
@@ -32,6 +35,16 @@ pub(super) struct ScaleReport {
     pub(super) build_seconds: f64,
     /// Seconds per build step, in order.
     pub(super) build_steps: Vec<Step>,
+    /// The bundle in format 3, loaded whole (up to [`WHOLE_UP_TO`] chunks).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) whole: Option<WholeScale>,
+    /// The same bundle in format 4, read by range from a file.
+    pub(super) paged: PagedScale,
+}
+
+/// A synthetic bundle of format 3, loaded whole.
+#[derive(Debug, Serialize)]
+pub(super) struct WholeScale {
     pub(super) bytes: BundleBytes,
     /// Native load (bytes to a ready searcher).
     pub(super) load_ms: f64,
@@ -45,8 +58,6 @@ pub(super) struct ScaleReport {
     pub(super) native: Vec<ModeLatency>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) wasm: Option<WasmSearch>,
-    /// The same bundle in format 4, read by range from a file.
-    pub(super) paged: PagedScale,
 }
 
 #[derive(Debug, Serialize)]
@@ -138,7 +149,8 @@ impl BundleBytes {
     }
 }
 
-/// Builds a synthetic bundle of `size` chunks and times it.
+/// Builds a synthetic bundle of `size` chunks and times it, whole (up to [`WHOLE_UP_TO`]
+/// chunks) and in format 4.
 pub(super) fn measure(
     size: usize,
     queries: usize,
@@ -156,7 +168,11 @@ pub(super) fn measure(
         );
     }
     let corpus = synthetic::corpus(size, queries, SEED);
-    let options = BuildOptions { corpus: format!("synthetic-{size}"), ..BuildOptions::default() };
+    let mut options =
+        BuildOptions { corpus: format!("synthetic-{size}"), ..BuildOptions::default() };
+    if size > WHOLE_UP_TO {
+        options.dense.exact_below = usize::MAX;
+    }
     let mut builder = BundleBuilder::new(options)?;
     builder.embed_with(Box::new(synthetic::HashEmbedder::new(SEED, spec)));
     let bar = output::progress(size as u64, &format!("{size} chunks"), quiet);
@@ -168,8 +184,33 @@ pub(super) fn measure(
     let start = Instant::now();
     let (bundle, steps) = indexing::finish_timed(builder, quiet)?;
     let build_seconds = start.elapsed().as_secs_f64();
+    let whole = match size <= WHOLE_UP_TO {
+        true => Some(measure_whole(&bundle, &corpus, model, args)?),
+        false => None,
+    };
+    let embedder: Rc<dyn Embed> = Rc::new(model.load()?);
+    let paged = scale_paged::measure(&bundle, &corpus.queries, &embedder, quiet)?;
+    Ok(ScaleReport {
+        chunks: bundle.chunks.len(),
+        build_seconds,
+        build_steps: steps.into_iter().map(|(step, seconds)| Step { step, seconds }).collect(),
+        whole,
+        paged,
+    })
+}
+
+/// Loads `bundle` (built from `corpus`) whole and times its queries, natively and in wasm.
+fn measure_whole(
+    bundle: &Bundle,
+    corpus: &synthetic::Corpus,
+    model: &ModelFiles,
+    args: &Args,
+) -> Result<WholeScale> {
+    let quiet = args.json;
+    let size = bundle.chunks.len();
     let bytes = bundle.to_bytes()?;
     let text_bytes = corpus.texts.iter().map(String::len).sum();
+    let embedder = model.load()?;
     let vectors: Vec<Vec<f32>> = corpus
         .queries
         .iter()
@@ -189,8 +230,8 @@ pub(super) fn measure(
         // mode embeds its queries anew.
         searcher.set_embedder(Box::new(model.load()?))?;
         let options = SearchOptions { mode, k: 10, ..SearchOptions::default() };
-        let bar = output::progress(queries as u64, &format!("{size} {mode}"), quiet);
-        let mut ms = Vec::with_capacity(queries);
+        let bar = output::progress(corpus.queries.len() as u64, &format!("{size} {mode}"), quiet);
+        let mut ms = Vec::with_capacity(corpus.queries.len());
         for query in &corpus.queries {
             let start = Instant::now();
             searcher.search(query, &options)?;
@@ -204,13 +245,8 @@ pub(super) fn measure(
         Some(pkg) => Some(wasm_search(pkg, model, &bytes, &corpus.queries, quiet)?),
         None => None,
     };
-    let embedder: Rc<dyn Embed> = Rc::new(model.load()?);
-    let paged = scale_paged::measure(searcher.bundle(), &corpus.queries, &embedder, quiet)?;
-    Ok(ScaleReport {
-        chunks: searcher.bundle().chunks.len(),
-        build_seconds,
-        build_steps: steps.into_iter().map(|(step, seconds)| Step { step, seconds }).collect(),
-        bytes: BundleBytes::of(searcher.bundle(), bytes.len(), Some(text_bytes)),
+    Ok(WholeScale {
+        bytes: BundleBytes::of(bundle, bytes.len(), Some(text_bytes)),
         load_ms,
         hnsw,
         dense_recall_at_10: recall(&found, &exact),
@@ -218,7 +254,6 @@ pub(super) fn measure(
         vectors_dense: Latency::of(&found_ms),
         native,
         wasm,
-        paged,
     })
 }
 
@@ -261,8 +296,9 @@ pub(super) fn markdown(reports: &[ScaleReport]) -> String {
             format!("{} / {}", ms(m.latency.p50_ms), ms(m.latency.p99_ms))
         })
     };
+    let wholes = || reports.iter().filter_map(|r| Some((r.chunks, r.whole.as_ref()?)));
     let mut rows = Vec::new();
-    for r in reports {
+    for (chunks, r) in wholes() {
         for (platform, modes, load_ms, memory) in [
             ("native", Some(&r.native), Some(r.load_ms), None),
             (
@@ -273,7 +309,7 @@ pub(super) fn markdown(reports: &[ScaleReport]) -> String {
             ),
         ] {
             let Some(modes) = modes else { continue };
-            let mut row = vec![format!("{}", r.chunks), platform.to_owned()];
+            let mut row = vec![format!("{chunks}"), platform.to_owned()];
             row.push(load_ms.map_or("–".to_owned(), ms));
             row.push(memory.map_or("–".to_owned(), |b| bytes(b as f64)));
             for mode in [Mode::Bm25, Mode::Dense, Mode::Graph, Mode::Hybrid] {
@@ -303,11 +339,10 @@ pub(super) fn markdown(reports: &[ScaleReport]) -> String {
     ];
     out.push_str(&table(&header, &rows));
     out.push_str("\nVector search alone (given the query vector), HNSW against brute force:\n\n");
-    let rows: Vec<Vec<String>> = reports
-        .iter()
-        .map(|r| {
+    let rows: Vec<Vec<String>> = wholes()
+        .map(|(chunks, r)| {
             vec![
-                format!("{}", r.chunks),
+                format!("{chunks}"),
                 if r.hnsw { "HNSW" } else { "exact (below the HNSW threshold)" }.to_owned(),
                 format!("{:.3}", r.dense_recall_at_10),
                 format!("{:.0}", r.vectors_dense.queries_per_second),
@@ -344,7 +379,9 @@ pub(super) fn bytes_markdown(named: &[crate::NamedBytes], scale: &[ScaleReport])
     let rows: Vec<Vec<String>> = named
         .iter()
         .map(|n| (n.name.clone(), &n.bytes))
-        .chain(scale.iter().map(|s| (format!("synthetic, {} chunks", s.chunks), &s.bytes)))
+        .chain(scale.iter().filter_map(|s| {
+            Some((format!("synthetic, {} chunks", s.chunks), &s.whole.as_ref()?.bytes))
+        }))
         .map(|(name, b)| {
             let chunks = b.chunks.max(1) as f64;
             vec![

@@ -23,7 +23,7 @@ use edgerag_core::query::LazySearcher;
 use edgerag_core::{Bundle, Mode, SearchOptions};
 use serde::Serialize;
 
-use crate::{ColdReads, Latency, cold_searches, cold_start, ready};
+use crate::{ColdReads, Latency, cold_searches, cold_start, live_heap, ready};
 
 /// Times each synthetic bundle of format 4 is opened afresh to time opening.
 const OPENS: usize = 20;
@@ -49,6 +49,8 @@ pub(super) struct PagedScale {
     /// Bytes of pages the reader holds after the warm queries of every mode (the page cache,
     /// within its default budget).
     pub(super) held_bytes: usize,
+    /// Heap bytes the opened reader holds then: directory, pages and whatever else it keeps.
+    pub(super) memory_bytes: usize,
 }
 
 /// One mode's queries on a bundle of format 4.
@@ -91,6 +93,7 @@ pub(super) fn measure(
     let opened = open()?.io();
     let dense_recall_at_10 = dense_recall(bundle, queries, &open()?, embedder)?;
     let (modes, held_bytes) = mode_runs(&open, queries, embedder, &format!("{size}, file"), quiet)?;
+    let memory_bytes = held_memory(&open, queries, embedder)?;
     // The same over HTTP from `edgerag serve` on loopback, when the binary is at hand.
     let http = match cold_start::edgerag_binary() {
         Ok(edgerag) => {
@@ -118,6 +121,7 @@ pub(super) fn measure(
         modes,
         http,
         held_bytes,
+        memory_bytes,
     })
 }
 
@@ -159,6 +163,29 @@ fn mode_runs<S: RangeSource>(
         });
     }
     Ok((modes, warm.bundle().cached_bytes()))
+}
+
+/// Heap bytes a bundle `open` opens holds once it answered every query of every mode.
+fn held_memory<S: RangeSource>(
+    open: &dyn Fn() -> Result<LazySearcher<S>>,
+    queries: &[String],
+    embedder: &Rc<dyn Embed>,
+) -> Result<usize> {
+    // What the model allocates on its first queries is the model's, not the reader's.
+    for query in queries {
+        embedder.embed_query(query)?;
+    }
+    let heap = live_heap();
+    let searcher = open()?;
+    for mode in [Mode::Bm25, Mode::Dense, Mode::Graph, Mode::Hybrid] {
+        let options = SearchOptions { mode, k: 10, ..SearchOptions::default() };
+        for query in queries {
+            ready(searcher.search(query, &options))?;
+        }
+    }
+    let held = live_heap().saturating_sub(heap);
+    drop(searcher);
+    Ok(held)
 }
 
 /// `edgerag serve --site DIR` on a free loopback port, stopped when dropped.
@@ -231,6 +258,7 @@ pub(super) fn markdown(reports: &[super::scale::ScaleReport]) -> String {
                 pair(&p.open),
                 format!("{:.3}", p.dense_recall_at_10),
                 bytes(p.held_bytes as f64),
+                bytes(p.memory_bytes as f64),
             ]
         })
         .collect();
@@ -259,13 +287,23 @@ pub(super) fn markdown(reports: &[super::scale::ScaleReport]) -> String {
          from the file and over HTTP from `edgerag serve` on loopback. Opening \
          reads the header and directory; *recall@10* is dense search of the partitions at the \
          default probe against exact search of the vectors; *held* is what the page cache holds \
-         after every mode's warm queries (budget {}).\n\n{}\n\
+         after every mode's warm queries (budget {}), and *memory* what the reader then holds on \
+         the heap, cache included.\n\n{}\n\
          A cold query opens the file afresh (what opening reads left out); a warm one finds \
          the pages its mode's queries read cached. Dense and hybrid queries are embedded by the \
          real model either way.\n\n{}",
         bytes(DEFAULT_BUDGET as f64),
         table(
-            &["chunks", "file", "convert", "open reads", "open p50 / p99", "recall@10", "held"],
+            &[
+                "chunks",
+                "file",
+                "convert",
+                "open reads",
+                "open p50 / p99",
+                "recall@10",
+                "held",
+                "memory"
+            ],
             &files
         ),
         table(

@@ -10,7 +10,9 @@ fn bench_reports_latency_per_mode_and_exact_recall_at_small_scale() {
     assert!(out.get("embedding").is_none());
     let [scale] = out["search"].as_array().unwrap().as_slice() else { panic!("{out}") };
     assert_eq!(scale["chunks"], 120);
-    let bytes = &scale["bytes"];
+    // Loaded whole (format 3) at this size, and read by range (format 4).
+    let whole = &scale["whole"];
+    let bytes = &whole["bytes"];
     assert!(bytes["total"].as_u64().unwrap() > bytes["source_text"].as_u64().unwrap());
     for part in ["text_per_chunk", "graph_per_chunk", "bm25_per_chunk"] {
         assert!(bytes[part].as_f64().unwrap() > 0.0, "{bytes}");
@@ -22,8 +24,8 @@ fn bench_reports_latency_per_mode_and_exact_recall_at_small_scale() {
     );
     assert!(f32_bytes >= 1536.0 && int8_bytes >= 384.0 && int8_bytes < f32_bytes / 2.0, "{bytes}");
     // Below `exact_below` dense search is exact, so it finds the exact top 10.
-    assert_eq!(scale["hnsw"], false);
-    assert_eq!(scale["dense_recall_at_10"], 1.0);
+    assert_eq!(whole["hnsw"], false);
+    assert_eq!(whole["dense_recall_at_10"], 1.0);
     let steps: Vec<&str> = scale["build_steps"]
         .as_array()
         .unwrap()
@@ -34,13 +36,19 @@ fn bench_reports_latency_per_mode_and_exact_recall_at_small_scale() {
         assert!(steps.contains(&step), "{steps:?}");
     }
     let modes: Vec<&str> =
-        scale["native"].as_array().unwrap().iter().map(|m| m["mode"].as_str().unwrap()).collect();
+        whole["native"].as_array().unwrap().iter().map(|m| m["mode"].as_str().unwrap()).collect();
     assert_eq!(modes, ["bm25", "dense", "graph", "hybrid"]);
-    for m in scale["native"].as_array().unwrap() {
+    for m in whole["native"].as_array().unwrap() {
         let (p50, p99) = (m["p50_ms"].as_f64().unwrap(), m["p99_ms"].as_f64().unwrap());
         assert!(p50 > 0.0 && p50 <= p99, "{m}");
     }
-    assert!(scale.get("wasm").is_none(), "no --wasm-pkg, no wasm row");
+    assert!(whole.get("wasm").is_none(), "no --wasm-pkg, no wasm row");
+    // The reader of format 4 holds its pages and a little more; opening read one range.
+    let paged = &scale["paged"];
+    let (held, memory) =
+        (paged["held_bytes"].as_u64().unwrap(), paged["memory_bytes"].as_u64().unwrap());
+    assert!(held > 0 && memory >= held, "{paged}");
+    assert_eq!(paged["open_requests"], 1);
 }
 
 #[test]
