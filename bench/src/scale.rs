@@ -168,12 +168,11 @@ pub(super) fn measure(
         );
     }
     let corpus = synthetic::corpus(size, queries, SEED);
-    let mut options =
-        BuildOptions { corpus: format!("synthetic-{size}"), ..BuildOptions::default() };
-    if size > WHOLE_UP_TO {
-        options.dense.exact_below = usize::MAX;
-    }
+    let options = BuildOptions { corpus: format!("synthetic-{size}"), ..BuildOptions::default() };
     let mut builder = BundleBuilder::new(options)?;
+    if size > WHOLE_UP_TO {
+        builder.without_hnsw();
+    }
     builder.embed_with(Box::new(synthetic::HashEmbedder::new(SEED, spec)));
     let bar = output::progress(size as u64, &format!("{size} chunks"), quiet);
     for (i, text) in corpus.texts.iter().enumerate() {

@@ -157,6 +157,9 @@ pub(crate) fn run(args: Args) -> Result<()> {
         stem.unwrap_or_else(|| "corpus".to_owned())
     });
     let mut builder = args.settings.builder(corpus, args.json)?;
+    if args.format == 4 {
+        builder.without_hnsw();
+    }
     if let Some(path) = &args.update {
         let previous = files::open_bundle(path)?;
         let bundle = previous.bundle();

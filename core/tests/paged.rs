@@ -10,6 +10,7 @@ use edgerag_core::bundle::{ChunkStore, Lexicon};
 use edgerag_core::graph::{GraphHit, GraphIndex, GraphSearch};
 use edgerag_core::index::Scored;
 use edgerag_core::index::bm25::{Bm25Index, Bm25Params};
+use edgerag_core::index::dense::DenseParams;
 use edgerag_core::query::{Filter, LazySearcher};
 use edgerag_core::text::Analyzer;
 use edgerag_core::{BuildOptions, Bundle, BundleBuilder, Hit, Mode, SearchOptions, Searcher, load};
@@ -85,6 +86,11 @@ fn demo(embed: bool) -> Bundle {
     if embed {
         builder.embed_with(minilm_boxed());
     }
+    add_demo(builder)
+}
+
+/// The demo corpus added to `builder`, built.
+fn add_demo(mut builder: BundleBuilder) -> Bundle {
     let corpus = concat!(env!("CARGO_MANIFEST_DIR"), "/../demo/corpus");
     let mut paths: Vec<_> = std::fs::read_dir(corpus).unwrap().map(|e| e.unwrap().path()).collect();
     paths.sort();
@@ -427,4 +433,28 @@ fn answers_as_in_memory(layout: &Layout, flags: u32) {
     }
     assert!(shown_per_filter[..3].iter().all(|&n| n > 0), "{shown_per_filter:?}");
     assert_eq!(shown_per_filter[3], 0);
+}
+
+#[test]
+fn a_build_for_format_4_skips_the_hnsw_graph_and_writes_the_same_file() {
+    // The demo's vectors, reused (nothing is embedded again), in an index that gets an HNSW
+    // graph from 2 vectors on, unless the build is for format 4.
+    let build = |hnsw: bool| {
+        let dense = DenseParams { exact_below: 2, ..DenseParams::default() };
+        let options =
+            BuildOptions { corpus: "demo".into(), created: 1, dense, ..Default::default() };
+        let mut builder = BundleBuilder::new(options).unwrap();
+        builder.embed_with(minilm_boxed());
+        builder.reuse_vectors(embedded_demo()).unwrap();
+        if !hnsw {
+            builder.without_hnsw();
+        }
+        add_demo(builder)
+    };
+    let (full, lean) = (build(true), build(false));
+    assert!(full.dense.as_ref().unwrap().has_graph());
+    assert!(!lean.dense.as_ref().unwrap().has_graph());
+    assert_eq!(lean.manifest, full.manifest);
+    let paged = |bundle: &Bundle| bundle.to_paged_bytes(&Layout::default()).unwrap();
+    assert!(paged(&lean) == paged(&full), "a build for format 4 wrote another file");
 }

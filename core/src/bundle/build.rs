@@ -125,6 +125,8 @@ pub struct BundleBuilder {
     embedder: Option<Box<dyn Embed>>,
     /// Vectors of an earlier build by chunk id, reused for unchanged chunks.
     reusable: HashMap<String, Vec<f32>>,
+    /// Whether the dense index gets its HNSW graph (above `exact_below` vectors).
+    hnsw: bool,
 }
 
 impl std::fmt::Debug for BundleBuilder {
@@ -182,7 +184,17 @@ impl BundleBuilder {
             chunks: Vec::new(),
             embedder: None,
             reusable: HashMap::new(),
+            hnsw: true,
         })
+    }
+
+    /// Builds the dense index without its HNSW graph, whatever its size: for a bundle written
+    /// as format 4 ([`Bundle::to_paged_bytes`]), which partitions the vectors itself and keeps
+    /// no graph (the graph is most of a large build's time). The build parameters stay as
+    /// given, so the file is the one converting a full build writes; a bundle built so and
+    /// written as format 3 searches its vectors exactly.
+    pub fn without_hnsw(&mut self) {
+        self.hnsw = false;
     }
 
     /// Embeds the chunks with `embedder`, so the bundle supports dense retrieval.
@@ -286,7 +298,11 @@ impl BundleBuilder {
             (Some(spec), Some(flat)) => {
                 progress(Progress { stage: Stage::Dense, done: 0, total: 1 });
                 let dim = spec.dimension as usize;
-                let index = DenseIndex::build(&flat, dim, self.options.dense, DENSE_SEED)?;
+                let mut params = self.options.dense;
+                if !self.hnsw {
+                    params.exact_below = usize::MAX;
+                }
+                let index = DenseIndex::build(&flat, dim, params, DENSE_SEED)?;
                 progress(Progress { stage: Stage::Dense, done: 1, total: 1 });
                 Some(index)
             }
