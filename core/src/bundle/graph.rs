@@ -402,7 +402,7 @@ impl<S: RangeSource, B> Reader<'_, S, B> {
     /// The stored nodes of `keywords` (those that exist).
     async fn nodes(&self, keywords: &[u32]) -> Result<HashMap<u32, Node>> {
         let routes = Routes::of(self.file, self.graph.keywords, &self.graph.keyword_routes);
-        let located = routes.locate(self.file, keywords, |&k, route| route.1 <= k).await?;
+        let located = routes.locate(keywords, |&k, route| route.1 <= k).await?;
         let routed: Vec<(u32, u32, u32)> = keywords
             .iter()
             .zip(located)
@@ -428,7 +428,7 @@ impl<S: RangeSource, B> GraphData for Reader<'_, S, B> {
 
     async fn find(&self, keys: &[String]) -> Result<Vec<u32>> {
         let routes = Routes::of(self.file, self.graph.keywords, &self.graph.keyword_routes);
-        let located = routes.locate(self.file, keys, |key, route| route.0 <= *key).await?;
+        let located = routes.locate(keys, |key, route| route.0 <= *key).await?;
         let routed: Vec<(&String, u32, u32)> = keys
             .iter()
             .zip(located)
@@ -452,7 +452,7 @@ impl<S: RangeSource, B> GraphData for Reader<'_, S, B> {
         let before = |&(text, prefix): &(&str, bool), route: &String| {
             route.as_str() <= text || (prefix && route.starts_with(text))
         };
-        let located = routes.locate(self.file, &ends, before).await?;
+        let located = routes.locate(&ends, before).await?;
         let slot = |found: &Option<(u32, String)>| found.as_ref().map(|(slot, _)| *slot);
         let spans: Vec<std::ops::Range<u32>> = located
             .chunks_exact(2)
@@ -537,7 +537,7 @@ impl<S: RangeSource, B> GraphData for Reader<'_, S, B> {
 
     async fn links(&self, chunks: &[u32]) -> Result<HashMap<u32, ChunkLinks>> {
         let routes = Routes::of(self.file, self.graph.links, &self.graph.link_routes);
-        let located = routes.locate(self.file, chunks, |&c, &first| first <= c).await?;
+        let located = routes.locate(chunks, |&c, &first| first <= c).await?;
         let routed: Vec<(u32, u32)> = chunks
             .iter()
             .zip(located)

@@ -281,7 +281,7 @@ impl Lexicon {
         terms: &[String],
     ) -> Result<Vec<List>> {
         let routes = Routes::of(file, self.dictionary, &self.routes);
-        let located = routes.locate(file, terms, |term, first| first <= term).await?;
+        let located = routes.locate(terms, |term, first| first <= term).await?;
         let mut routed: BTreeMap<u32, Vec<&String>> = BTreeMap::new();
         for (term, found) in terms.iter().zip(located) {
             if let Some((slot, _)) = found {

@@ -21,29 +21,31 @@ use crate::Result;
 /// directory of any corpus within one opening read.
 pub const INLINE_ROUTES: usize = 4 << 10;
 
-/// The routes of one section, as a reader finds them.
+/// The name of the section that holds the routes of section `name`, when they have one.
+pub(crate) fn section_name(name: &str) -> String {
+    format!("{name} routes")
+}
+
+/// The routes of one section of a file, as a reader finds them.
 #[derive(Debug)]
-pub(crate) struct Routes<'a, K> {
+pub(crate) struct Routes<'a, S, B, K> {
+    file: &'a PagedFile<S, B>,
     /// What the directory keeps: the routes, or those of the routes' own section.
     top: &'a [K],
     /// The routes' own section, if they have one.
     section: Option<u32>,
 }
 
-impl<'a, K: Clone + DeserializeOwned> Routes<'a, K> {
+impl<'a, S: RangeSource, B, K: Clone + DeserializeOwned> Routes<'a, S, B, K> {
     /// The routes of section `section` of `file`, `top` being what its index keeps of them in
     /// the directory.
-    pub(crate) fn of<S: RangeSource, B>(
-        file: &PagedFile<S, B>,
-        section: u32,
-        top: &'a [K],
-    ) -> Self {
+    pub(crate) fn of(file: &'a PagedFile<S, B>, section: u32, top: &'a [K]) -> Self {
         let own = || {
             let name = &file.sections().get(section as usize)?.name;
-            file.section(&format!("{name} routes"))
+            file.section(&section_name(name))
         };
         let section = if file.flags() & ROUTED == 0 { None } else { own() };
-        Self { top, section }
+        Self { file, top, section }
     }
 
     /// For each of `items`, the last route for which `before(item, key)` holds, as the slot it
@@ -53,9 +55,8 @@ impl<'a, K: Clone + DeserializeOwned> Routes<'a, K> {
     ///
     /// # Errors
     /// As [`PagedFile::records`].
-    pub(crate) async fn locate<S: RangeSource, B, T>(
+    pub(crate) async fn locate<T>(
         &self,
-        file: &PagedFile<S, B>,
         items: &[T],
         before: impl Fn(&T, &K) -> bool,
     ) -> Result<Vec<Option<(u32, K)>>> {
@@ -68,7 +69,7 @@ impl<'a, K: Clone + DeserializeOwned> Routes<'a, K> {
         let mut slots: Vec<u32> = tops.iter().flatten().copied().collect();
         slots.sort_unstable();
         slots.dedup();
-        let read: Vec<Vec<(u32, K)>> = file.records(section, &slots).await?;
+        let read: Vec<Vec<(u32, K)>> = self.file.records(section, &slots).await?;
         let found = |item: &T, top: Option<u32>| {
             let records = read.get(slots.binary_search(&top?).ok()?)?;
             let at = route(records.partition_point(|(_, key)| before(item, key)))?;
@@ -103,18 +104,18 @@ mod tests {
         assert_eq!(inline.flags(), 0);
         assert_eq!(routed.flags(), ROUTED);
         assert!(inline.body().len() == keys.len() && routed.body().len() < keys.len() / 50);
-        let expected = now(Routes::of(&inline, 0, inline.body()).locate(&inline, &probes, before));
+        let expected = now(Routes::of(&inline, 0, inline.body()).locate(&probes, before));
         let opened = routed.io();
-        let got = now(Routes::of(&routed, 0, routed.body()).locate(&routed, &probes, before));
+        let got = now(Routes::of(&routed, 0, routed.body()).locate(&probes, before));
         assert_eq!(got.unwrap(), expected.unwrap());
         // Every slot of the routes' section was read, once, in one range.
-        let section = routed.section("words routes").unwrap();
+        let section = routed.section(&section_name("words")).unwrap();
         let read = routed.io().bytes - opened.bytes;
         assert_eq!(read, routed.sections()[section as usize].len());
         assert_eq!(routed.io().requests - opened.requests, 1);
         // A key before the first routes to no slot; the last key, to the last slot.
         let ends = [String::new(), "99999".into()];
-        let got = now(Routes::of(&routed, 0, routed.body()).locate(&routed, &ends, before));
+        let got = now(Routes::of(&routed, 0, routed.body()).locate(&ends, before));
         assert_eq!(got.unwrap(), vec![None, Some((4999, "09998".into()))]);
     }
 }

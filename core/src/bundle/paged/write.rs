@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use super::merkle::{self, Tree};
-use super::routes::INLINE_ROUTES;
+use super::routes::{self, INLINE_ROUTES};
 use super::{Directory, MAX_SLOT, MIN_STREAM_SLOT, ROUTED, SectionRef};
 use crate::bundle::varint;
 use crate::{Error, Result};
@@ -160,7 +160,7 @@ impl PagedWriter {
         let Some(listed) = self.sections.get(section as usize) else {
             return Err(Error::Config(format!("routes of a section {section} not written")));
         };
-        let name = format!("{} routes", listed.name);
+        let name = routes::section_name(&listed.name);
         let encoded = postcard::to_allocvec(&firsts)
             .map_err(|e| Error::Config(format!("section {name:?}: {e}")))?;
         if encoded.len() <= self.inline_routes {
