@@ -18,8 +18,11 @@ use edgerag_cli::output;
 use edgerag_cli::source::{self, BundleSource, FileSource};
 use edgerag_core::bundle::Embed;
 use edgerag_core::bundle::lazy::{DEFAULT_BUDGET, Layout};
+use edgerag_core::bundle::lexicon;
 use edgerag_core::bundle::paged::RangeSource;
+use edgerag_core::index::Scored;
 use edgerag_core::query::LazySearcher;
+use edgerag_core::text::Analyzer;
 use edgerag_core::{Bundle, Mode, SearchOptions};
 use serde::Serialize;
 
@@ -42,6 +45,9 @@ pub(super) struct PagedScale {
     /// Share of the exact top 10 (dense search of the vectors in memory) that dense search of
     /// the partitions finds at the default probe.
     pub(super) dense_recall_at_10: f64,
+    /// Share of the BM25 top 10 of the whole index in memory that BM25 search of the
+    /// dictionary and postings finds (its reads within [`lexicon::BUDGET`]).
+    pub(super) bm25_recall_at_10: f64,
     pub(super) modes: Vec<PagedMode>,
     /// The same queries over HTTP, from `edgerag serve` on loopback (the same reads).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -91,7 +97,7 @@ pub(super) fn measure(
         open_ms.push(start.elapsed().as_secs_f64() * 1e3);
     }
     let opened = open()?.io();
-    let dense_recall_at_10 = dense_recall(bundle, queries, &open()?, embedder)?;
+    let (dense_recall_at_10, bm25_recall_at_10) = recalls(bundle, queries, &open()?, embedder)?;
     let (modes, held_bytes) = mode_runs(&open, queries, embedder, &format!("{size}, file"), quiet)?;
     let memory_bytes = held_memory(&open, queries, embedder)?;
     // The same over HTTP from `edgerag serve` on loopback, when the binary is at hand.
@@ -118,6 +124,7 @@ pub(super) fn measure(
         open_bytes: opened.bytes,
         open: Latency::of(&open_ms),
         dense_recall_at_10,
+        bm25_recall_at_10,
         modes,
         http,
         held_bytes,
@@ -222,24 +229,34 @@ impl Drop for Served {
     }
 }
 
-/// The mean share of each query's exact dense top 10 in memory (the query embedded by
-/// `embedder`) that `searcher` finds.
-fn dense_recall(
+/// The mean share of each query's exact top 10 in memory that `searcher` finds: dense (the
+/// query embedded by `embedder`; 0 without vectors) and BM25 (the whole index).
+fn recalls(
     bundle: &Bundle,
     queries: &[String],
     searcher: &LazySearcher<FileSource>,
     embedder: &Rc<dyn Embed>,
-) -> Result<f64> {
-    let Some(dense) = &bundle.dense else { return Ok(0.0) };
-    let options = SearchOptions { mode: Mode::Dense, k: 10, ..SearchOptions::default() };
-    let mut total = 0.0;
+) -> Result<(f64, f64)> {
+    let analyzer = Analyzer::new();
+    let (mut dense, mut bm25) = (0.0, 0.0);
     for query in queries {
-        let exact = dense.search_exact(&embedder.embed_query(query)?, 10, |_| true)?;
-        let found = ready(searcher.search(query, &options))?;
-        let hit = |chunk: u32| found.iter().any(|h| h.chunk_id == bundle.chunks[chunk as usize].id);
-        total += exact.iter().filter(|s| hit(s.chunk)).count() as f64 / exact.len().max(1) as f64;
+        let share = |mode, exact: Vec<Scored>| -> Result<f64> {
+            let options = SearchOptions { mode, k: 10, ..SearchOptions::default() };
+            let found = ready(searcher.search(query, &options))?;
+            let id = |chunk: u32| &bundle.chunks[chunk as usize].id;
+            let hits = exact.iter().filter(|s| found.iter().any(|h| h.chunk_id == *id(s.chunk)));
+            Ok(hits.count() as f64 / exact.len().max(1) as f64)
+        };
+        if let Some(index) = &bundle.dense {
+            dense += share(
+                Mode::Dense,
+                index.search_exact(&embedder.embed_query(query)?, 10, |_| true)?,
+            )?;
+        }
+        bm25 += share(Mode::Bm25, bundle.bm25.search(&analyzer.terms(query), 10, |_| true))?;
     }
-    Ok(total / queries.len().max(1) as f64)
+    let n = queries.len().max(1) as f64;
+    Ok((dense / n, bm25 / n))
 }
 
 /// The format 4 part of the search section of the Markdown report.
@@ -257,6 +274,7 @@ pub(super) fn markdown(reports: &[super::scale::ScaleReport]) -> String {
                 format!("{} in {}", bytes(p.open_bytes as f64), p.open_requests),
                 pair(&p.open),
                 format!("{:.3}", p.dense_recall_at_10),
+                format!("{:.3}", p.bm25_recall_at_10),
                 bytes(p.held_bytes as f64),
                 bytes(p.memory_bytes as f64),
             ]
@@ -285,13 +303,16 @@ pub(super) fn markdown(reports: &[super::scale::ScaleReport]) -> String {
         "\n### The same bundles in format 4, read by range\n\n\
          Each bundle converted to format 4 (default layout) and written to a local file, read \
          from the file and over HTTP from `edgerag serve` on loopback. Opening \
-         reads the header and directory; *recall@10* is dense search of the partitions at the \
-         default probe against exact search of the vectors; *held* is what the page cache holds \
+         reads the header and directory; *dense recall@10* is dense search of the partitions at \
+         the default probe against exact search of the vectors, *BM25 recall@10* BM25 search \
+         of the postings, read within its budget of {}, against the whole index in memory; \
+         *held* is what the page cache holds \
          after every mode's warm queries (budget {}), and *memory* what the reader then holds on \
          the heap, cache included.\n\n{}\n\
          A cold query opens the file afresh (what opening reads left out); a warm one finds \
          the pages its mode's queries read cached. Dense and hybrid queries are embedded by the \
          real model either way.\n\n{}",
+        bytes(lexicon::BUDGET as f64),
         bytes(DEFAULT_BUDGET as f64),
         table(
             &[
@@ -300,7 +321,8 @@ pub(super) fn markdown(reports: &[super::scale::ScaleReport]) -> String {
                 "convert",
                 "open reads",
                 "open p50 / p99",
-                "recall@10",
+                "dense recall@10",
+                "BM25 recall@10",
                 "held",
                 "memory"
             ],

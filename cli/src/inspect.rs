@@ -74,13 +74,14 @@ pub(crate) fn run(args: Args) -> Result<()> {
         .len();
     let bundle = args.bundle.display().to_string();
     // A bundle of format 4 is inspected from its directory, without reading the rest.
-    if let Ok(paged) = source::open_lazy(&bundle) {
-        return inspect_paged(&paged, bundle, bytes, args.json);
-    }
+    let lazy = match source::open_lazy(&bundle) {
+        Ok(paged) => return inspect_paged(&paged, bundle, bytes, args.json),
+        Err(error) => error,
+    };
     let searcher = match files::open_bundle(&args.bundle) {
+        // A bundle of format 4 that does not open by range: that error says why.
         Err(error) if matches!(error.downcast_ref(), Some(Error::ReadByRange)) => {
-            let paged = source::open_lazy(&bundle).with_context(|| bundle.clone())?;
-            return inspect_paged(&paged, bundle, bytes, args.json);
+            return Err(anyhow::Error::new(lazy).context(bundle));
         }
         searcher => searcher?,
     };

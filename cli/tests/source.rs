@@ -82,6 +82,17 @@ fn a_converted_bundle_searches_as_the_bundle_read_whole_and_as_one_built_so() {
     // What cannot be done is said in one line.
     let again = edgerag(&["convert", paged, path(&dir.path().join("x"))]);
     assert_eq!(one_error_line(&again), format!("error: {paged}: already a bundle of format 4"));
+    // `inspect` reads its directory only; a damaged one is said in one line, naming the file.
+    let inspected = run_json(&["inspect", paged, "--json"]);
+    assert_eq!(inspected["manifest"]["corpus"], "demo");
+    assert!(inspected["open_bytes"].as_u64().unwrap() <= 64 << 10, "{inspected}");
+    let mut bytes = std::fs::read(paged).unwrap();
+    bytes[100] ^= 0xff;
+    let damaged = dir.path().join("damaged.paged");
+    std::fs::write(&damaged, bytes).unwrap();
+    let line = one_error_line(&edgerag(&["inspect", path(&damaged)]));
+    let expected = format!("error: {}: corrupted bundle: checksum mismatch", path(&damaged));
+    assert_eq!(line, expected);
     // `ask` answers from it as from the bundle read whole, and says what it read.
     let ask = |bundle: &str| {
         run_json(&["ask", bundle, "Who gave their name to Normandy?", "--extractive", "--json"])

@@ -4,7 +4,7 @@
 use edgerag_core::bundle::graph::PagedGraph;
 use edgerag_core::bundle::ivf::{Ivf, IvfParams};
 use edgerag_core::bundle::lazy::{DEFAULT_BUDGET, Layout};
-use edgerag_core::bundle::lexicon::FIRST_BLOCK;
+use edgerag_core::bundle::lexicon::{BUDGET, FIRST_BLOCK};
 use edgerag_core::bundle::paged::{InMemory, PagedFile, PagedWriter, ROUTED, VERSION};
 use edgerag_core::bundle::{ChunkStore, Lexicon};
 use edgerag_core::graph::{GraphHit, GraphIndex, GraphSearch};
@@ -56,7 +56,7 @@ fn a_small_bundle_searches_and_shows_its_results_as_when_read_whole() {
     for query in queries() {
         let terms = analyzer.terms(query);
         for k in [10, 100] {
-            let got = now(lexicon.search(&file, &terms, k, |_| true)).unwrap();
+            let got = now(lexicon.search(&file, &terms, k, BUDGET, |_| true)).unwrap().hits;
             assert_eq!(got, whole(&bundle, &addresses, &terms, k), "{query:?}, k {k}");
             let hits: Vec<u32> = got.iter().map(|s| s.chunk).collect();
             let shown = now(store.read(&file, &hits)).unwrap();
@@ -69,13 +69,13 @@ fn a_small_bundle_searches_and_shows_its_results_as_when_read_whole() {
     // A filter applies before ranking; a query asked again is read from the cache.
     let terms = analyzer.terms("the complexity of problems");
     let odd = |address: u32| address % 2 == 1;
-    let got = now(lexicon.search(&file, &terms, 3, odd)).unwrap();
+    let got = now(lexicon.search(&file, &terms, 3, BUDGET, odd)).unwrap().hits;
     let hits = bundle.bm25.search(&terms, 3, |c| odd(addresses[c as usize])).into_iter();
     let expected: Vec<Scored> =
         hits.map(|s| Scored { chunk: addresses[s.chunk as usize], score: s.score }).collect();
     assert_eq!((got.len(), &got), (3, &expected));
     let io = file.io();
-    now(lexicon.search(&file, &terms, 3, odd)).unwrap();
+    now(lexicon.search(&file, &terms, 3, BUDGET, odd)).unwrap();
     assert_eq!(file.io(), io);
 }
 
@@ -115,15 +115,22 @@ fn lists_of_many_blocks_give_the_best_as_the_whole_index() {
     let (bytes, addresses) = paged(&bundle, 4 << 10, 2);
     let file = open(&bytes);
     let analyzer = Analyzer::new();
-    let mut exact = 0;
+    let (mut exact, mut cut) = (0, 0);
     for query in queries() {
         let terms = analyzer.terms(query);
-        let got = now(file.body().1.search(&file, &terms, 10, |_| true)).unwrap();
+        let got = now(file.body().1.search(&file, &terms, 10, BUDGET, |_| true)).unwrap().hits;
         let expected = whole(&bundle, &addresses, &terms, 10);
         assert_same_best(&got, &expected, query);
         exact += usize::from(got == expected);
+        // A budget of a few blocks cuts most searches short, never past it.
+        let ranked = now(file.body().1.search(&file, &terms, 10, 256, |_| true)).unwrap();
+        assert!(ranked.read <= 256, "{query:?}: {} bytes read", ranked.read);
+        if ranked.complete {
+            assert_same_best(&ranked.hits, &expected, query);
+        }
+        cut += usize::from(!ranked.complete);
     }
-    assert!(exact > 0);
+    assert!(exact > 0 && cut > 0, "{exact} exact, {cut} cut short");
 }
 
 /// Asserts that `got` holds the chunks of `expected`, each scored at most as it scores them.
@@ -164,16 +171,28 @@ fn real_long_lists_give_the_best_as_the_whole_index() {
         now(PagedFile::open(InMemory(writer.finish(lexicon, VERSION, VERSION).unwrap()), 8 << 20));
     let file: PagedFile<_, Lexicon> = file.unwrap();
     let queries = std::fs::File::open(scifact.join("queries.jsonl")).unwrap();
-    let mut exact = 0;
+    let (mut exact, mut cut, mut found) = (0, 0, 0);
+    let small = 4 << 10;
     for line in std::io::BufRead::lines(std::io::BufReader::new(queries)).take(100) {
         let query = json(line)["text"].as_str().unwrap().to_owned();
         let terms = analyzer.terms(&query);
-        let got = now(file.body().search(&file, &terms, 10, |_| true)).unwrap();
+        let ranked = now(file.body().search(&file, &terms, 10, BUDGET, |_| true)).unwrap();
         let expected = index.search(&terms, 10, |_| true);
-        assert_same_best(&got, &expected, &query);
-        exact += usize::from(got == expected);
+        assert!(ranked.complete && ranked.read <= BUDGET, "{query:?}");
+        assert_same_best(&ranked.hits, &expected, &query);
+        exact += usize::from(ranked.hits == expected);
+        // Within a small budget, a search reads no more than it, and finds most of the best
+        // (all of them when its reads settled them; 789 of 1,000 in 93 searches cut short).
+        let ranked = now(file.body().search(&file, &terms, 10, small, |_| true)).unwrap();
+        assert!(ranked.read <= small, "{query:?}: {} bytes read", ranked.read);
+        if ranked.complete {
+            assert_same_best(&ranked.hits, &expected, &query);
+        }
+        cut += usize::from(!ranked.complete);
+        found += expected.iter().filter(|e| ranked.hits.iter().any(|h| h.chunk == e.chunk)).count();
     }
     assert!(exact >= 90, "{exact} of 100 ranked and scored as the whole index does");
+    assert!(cut >= 50 && found >= 750, "{cut} searches cut short, {found} of 1000 found");
 }
 
 #[test]
@@ -192,11 +211,11 @@ fn a_directory_that_points_the_lexicon_elsewhere_never_panics() {
     // Another section's slots may even decode: any answer but a panic will do, and an error
     // is one line.
     for lexicon in &hostile {
-        if let Err(error) = now(lexicon.search(&file, &terms, 10, |_| true)) {
+        if let Err(error) = now(lexicon.search(&file, &terms, 10, BUDGET, |_| true)) {
             assert!(!error.to_string().contains('\n'), "{error}");
         }
     }
-    let error = now(hostile[1].search(&file, &terms, 10, |_| true)).unwrap_err();
+    let error = now(hostile[1].search(&file, &terms, 10, BUDGET, |_| true)).unwrap_err();
     assert_eq!(error.to_string(), "malformed bundle payload: the bundle has no section 9");
     let store = ChunkStore { section: lexicon.postings, ..store };
     assert!(now(store.read(&file, &[0])).is_err());

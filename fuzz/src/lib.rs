@@ -6,7 +6,7 @@ use edgerag_core::answer::{Answerer, AskOptions};
 use edgerag_core::bundle::graph::PagedGraph;
 use edgerag_core::bundle::ivf::Ivf;
 use edgerag_core::bundle::paged::{self, merkle};
-use edgerag_core::bundle::{ChunkStore, HEADER_LEN, Lexicon, lazy};
+use edgerag_core::bundle::{ChunkStore, HEADER_LEN, Lexicon, lazy, lexicon};
 use edgerag_core::chunk::{self, CharSizer};
 use edgerag_core::graph::{GraphHit, GraphSearch};
 use edgerag_core::index::Scored;
@@ -324,11 +324,13 @@ pub const PAGED_TERMS: [&str; 4] = ["norman", "normandi", "franc", "zyzzyva"];
 fn search_paged(file: &paged::PagedFile<paged::InMemory, Sections>) {
     let (store, lexicon) = file.body();
     let terms: Vec<String> = PAGED_TERMS.iter().map(|&t| t.to_owned()).collect();
-    let hits = match ready(lexicon.search(file, &terms, 10, |_| true)) {
-        Ok(hits) => hits,
+    let ranked = match ready(lexicon.search(file, &terms, 10, lexicon::BUDGET, |_| true)) {
+        Ok(ranked) => ranked,
         Err(error) => return check_refusal(&error),
     };
+    let hits = ranked.hits;
     assert!(hits.len() <= 10, "{} hits for 10", hits.len());
+    assert!(ranked.read <= lexicon::BUDGET, "{} bytes of postings read", ranked.read);
     let mut addresses: Vec<u32> = hits.iter().map(|hit| hit.chunk).collect();
     addresses.extend([0, 1, u32::MAX]);
     match ready(store.read(file, &addresses)) {

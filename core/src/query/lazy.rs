@@ -7,10 +7,10 @@ use std::future::Future;
 use super::rank::{self, Allow, Retrieve, no_vectors, rank};
 use super::{Corpus, Explanation, Hit, KeywordCandidate, QueryModel, Rankings, SearchOptions};
 use crate::Result;
-use crate::bundle::filters;
 use crate::bundle::lazy::{self, LazyBundle};
 use crate::bundle::paged::{Io, RangeSource};
 use crate::bundle::{Embed, Manifest, StoredChunk};
+use crate::bundle::{filters, lexicon};
 use crate::graph::data::GraphData;
 use crate::index::Scored;
 use crate::text::Analyzer;
@@ -222,7 +222,7 @@ impl<S: RangeSource> Retrieve for Paged<'_, S> {
     }
 
     async fn bm25(&self, terms: &[String], k: usize, allow: Allow<'_>) -> Result<Vec<Scored>> {
-        self.0.body().lexicon.search(self.0, terms, k, allow).await
+        Ok(self.0.body().lexicon.search(self.0, terms, k, lexicon::BUDGET, allow).await?.hits)
     }
 
     async fn dense(&self, vector: &[f32], k: usize, allow: Allow<'_>) -> Result<Vec<Scored>> {
