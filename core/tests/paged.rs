@@ -133,14 +133,11 @@ fn lists_of_many_blocks_give_the_best_as_the_whole_index() {
     assert!(exact > 0 && cut > 0, "{exact} exact, {cut} cut short");
 }
 
-/// Asserts that `got` holds the chunks of `expected`, each scored at most as it scores them.
+/// Asserts that `got` holds the chunks of `expected`, in its order, each scored at most as it
+/// scores them.
 fn assert_same_best(got: &[Scored], expected: &[Scored], query: &str) {
-    let sorted = |list: &[Scored]| {
-        let mut chunks: Vec<u32> = list.iter().map(|s| s.chunk).collect();
-        chunks.sort_unstable();
-        chunks
-    };
-    assert_eq!(sorted(got), sorted(expected), "{query:?}");
+    let chunks = |list: &[Scored]| list.iter().map(|s| s.chunk).collect::<Vec<u32>>();
+    assert_eq!(chunks(got), chunks(expected), "{query:?}");
     for hit in got {
         let full = expected.iter().find(|s| s.chunk == hit.chunk).unwrap().score;
         assert!(hit.score <= full * (1.0 + 1e-6), "{query:?}: {} > {full}", hit.score);
