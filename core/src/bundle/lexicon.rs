@@ -381,6 +381,10 @@ fn next_blocks(lists: &[List]) -> Vec<usize> {
     next
 }
 
+/// A chunk's lower bound (its shares found), what its missing shares could add, and its
+/// address.
+type Bounds = (f32, f32, u32);
+
 /// The chunks a search has seen, each with the share of each term (by its place in the
 /// lists) found so far.
 struct Found {
@@ -427,17 +431,18 @@ impl Found {
         self.addresses.iter().enumerate().map(scored)
     }
 
-    /// Whether the `k` best allowed chunks found so far are the `k` best there are: no other
-    /// chunk, seen or not, could still reach the `k`-th one's score (nor tie with it, unless
-    /// both scores are complete and ties then fall as the whole index breaks them, by address).
+    /// Whether the `k` best allowed chunks found so far are the `k` best there are, in their
+    /// order: no other chunk, seen or not, could still reach the `k`-th one's score, nor any of
+    /// the `k` the score of the one ranked above it (nor tie with it, unless both scores are
+    /// complete and ties then fall as the whole index breaks them, by address).
     fn settled(&self, lists: &[List], k: usize, allow: &impl Fn(u32) -> bool) -> bool {
         let open: Vec<f32> = lists.iter().map(List::bound).collect();
         let unseen: f32 = open.iter().sum();
         if unseen == 0.0 || k == 0 {
             return true;
         }
-        // (lower bound, what missing shares could add, address) of every allowed chunk seen.
-        let mut bounds: Vec<(f32, f32, u32)> = (0..self.addresses.len())
+        // The bounds of every allowed chunk seen.
+        let mut bounds: Vec<Bounds> = (0..self.addresses.len())
             .filter(|&place| allow(self.addresses[place]))
             .map(|place| {
                 let shares = self.of(place).iter().zip(&open);
@@ -448,24 +453,20 @@ impl Found {
         if bounds.len() < k {
             return false;
         }
-        bounds.select_nth_unstable_by(k - 1, |a, b| b.0.total_cmp(&a.0).then(a.2.cmp(&b.2)));
-        let (threshold, kth_missing, _) = bounds[k - 1];
-        let below = |(lower, missing, _): &(f32, f32, u32)| {
-            let upper = lower + missing;
-            upper < threshold || (upper == threshold && *missing == 0.0 && kth_missing == 0.0)
-        };
-        if threshold <= unseen || !bounds[k..].iter().all(below) {
-            return false;
-        }
-        // The order of the `k` is settled too: no chunk's upper bound reaches the lower bound of
-        // the one ranked above it (unless both scores are complete: ties fall by address).
-        let best = &mut bounds[..k];
-        best.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.2.cmp(&b.2)));
-        best.windows(2).all(|pair| {
-            let ((above, above_missing, _), (lower, missing, _)) = (pair[0], pair[1]);
+        let ranked = |a: &Bounds, b: &Bounds| b.0.total_cmp(&a.0).then(a.2.cmp(&b.2));
+        // Whether a chunk of bounds `(lower, missing, _)` stays below one ranked above it.
+        let behind = |&(lower, missing, _): &Bounds, &(above, above_missing, _): &Bounds| {
             let upper = lower + missing;
             upper < above || (upper == above && missing == 0.0 && above_missing == 0.0)
-        })
+        };
+        bounds.select_nth_unstable_by(k - 1, ranked);
+        let kth = bounds[k - 1];
+        if kth.0 <= unseen || !bounds[k..].iter().all(|b| behind(b, &kth)) {
+            return false;
+        }
+        let best = &mut bounds[..k];
+        best.sort_unstable_by(ranked);
+        best.windows(2).all(|pair| behind(&pair[1], &pair[0]))
     }
 }
 
