@@ -43,8 +43,8 @@
 //! The bench's synthetic corpora (`edgerag-bench`, search at scale: Zipf-distributed words,
 //! queries of 2–5 words drawn from a chunk, so mostly common ones; `k = 100`, as every mode
 //! asks), recall@10 against the whole index, and per query the bytes read cold and the warm
-//! p50, on 2 shared cores: 10k chunks 1.000, 97 KB, 0.9 ms; 100k 0.944, 220 KB, 6 ms; 1M 0.702,
-//! 302 KB, 14 ms (without the budget: 2.1 MB and 351 ms). At 1M most searches end on the
+//! p50, on 2 shared cores: 10k chunks 1.000, 97 KB, 0.9 ms; 100k 0.958, 232 KB, 8.5 ms; 1M
+//! 0.704, 305 KB, 16 ms (without the budget: 2.1 MB and 351 ms). At 1M most searches end on the
 //! budget: chunk lengths there are nearly equal, so most postings score alike and a common
 //! term's best blocks tell little; telling which chunks hold two such terms takes their lists
 //! whole (0.9 MB a query on average).
