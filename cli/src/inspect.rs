@@ -73,17 +73,12 @@ pub(crate) fn run(args: Args) -> Result<()> {
         .with_context(|| format!("reading {}", args.bundle.display()))?
         .len();
     let bundle = args.bundle.display().to_string();
-    // A bundle of format 4 is inspected from its directory, without reading the rest.
-    let lazy = match source::open_lazy(&bundle) {
+    // A bundle of format 4 is inspected from its directory, without reading the rest; only an
+    // older format is read whole.
+    let searcher = match source::open_lazy(&bundle) {
         Ok(paged) => return inspect_paged(&paged, bundle, bytes, args.json),
-        Err(error) => error,
-    };
-    let searcher = match files::open_bundle(&args.bundle) {
-        // A bundle of format 4 that does not open by range: that error says why.
-        Err(error) if matches!(error.downcast_ref(), Some(Error::ReadByRange)) => {
-            return Err(anyhow::Error::new(lazy).context(bundle));
-        }
-        searcher => searcher?,
+        Err(Error::TooOld { .. }) => files::open_bundle(&args.bundle)?,
+        Err(error) => return Err(error).context(bundle),
     };
     let report = Report { bundle, bytes, inspection: searcher.bundle().inspect() };
     if args.json {

@@ -4,7 +4,7 @@
 use edgerag_core::bundle::graph::PagedGraph;
 use edgerag_core::bundle::ivf::{Ivf, IvfParams};
 use edgerag_core::bundle::lazy::{DEFAULT_BUDGET, Layout};
-use edgerag_core::bundle::lexicon::{BUDGET, FIRST_BLOCK};
+use edgerag_core::bundle::lexicon::{BUDGET, FIRST_BLOCK, Ranked};
 use edgerag_core::bundle::paged::{InMemory, PagedFile, PagedWriter, ROUTED, VERSION};
 use edgerag_core::bundle::{ChunkStore, Lexicon};
 use edgerag_core::graph::{GraphHit, GraphIndex, GraphSearch};
@@ -124,13 +124,19 @@ fn lists_of_many_blocks_give_the_best_as_the_whole_index() {
         exact += usize::from(got == expected);
         // A budget of a few blocks cuts most searches short, never past it.
         let ranked = now(file.body().1.search(&file, &terms, 10, 256, |_| true)).unwrap();
-        assert!(ranked.read <= 256, "{query:?}: {} bytes read", ranked.read);
-        if ranked.complete {
-            assert_same_best(&ranked.hits, &expected, query);
-        }
-        cut += usize::from(!ranked.complete);
+        cut += usize::from(!assert_within(&ranked, 256, &expected, query));
     }
     assert!(exact > 0 && cut > 0, "{exact} exact, {cut} cut short");
+}
+
+/// Asserts that a search within `budget` read no more than it, and that it found `expected`
+/// when its reads settled the best; returns whether they did.
+fn assert_within(ranked: &Ranked, budget: u64, expected: &[Scored], query: &str) -> bool {
+    assert!(ranked.read <= budget, "{query:?}: {} bytes read", ranked.read);
+    if ranked.complete {
+        assert_same_best(&ranked.hits, expected, query);
+    }
+    ranked.complete
 }
 
 /// Asserts that `got` holds the chunks of `expected`, in its order, each scored at most as it
@@ -181,11 +187,7 @@ fn real_long_lists_give_the_best_as_the_whole_index() {
         // Within a small budget, a search reads no more than it, and finds most of the best
         // (all of them when its reads settled them; 789 of 1,000 in 93 searches cut short).
         let ranked = now(file.body().search(&file, &terms, 10, small, |_| true)).unwrap();
-        assert!(ranked.read <= small, "{query:?}: {} bytes read", ranked.read);
-        if ranked.complete {
-            assert_same_best(&ranked.hits, &expected, &query);
-        }
-        cut += usize::from(!ranked.complete);
+        cut += usize::from(!assert_within(&ranked, small, &expected, &query));
         found += expected.iter().filter(|e| ranked.hits.iter().any(|h| h.chunk == e.chunk)).count();
     }
     assert!(exact >= 90, "{exact} of 100 ranked and scored as the whole index does");

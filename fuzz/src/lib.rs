@@ -322,9 +322,9 @@ pub const PAGED_TERMS: [&str; 4] = ["norman", "normandi", "franc", "zyzzyva"];
 
 /// Searches a paged bundle and reads its hits, and a few addresses besides.
 fn search_paged(file: &paged::PagedFile<paged::InMemory, Sections>) {
-    let (store, lexicon) = file.body();
+    let (store, index) = file.body();
     let terms: Vec<String> = PAGED_TERMS.iter().map(|&t| t.to_owned()).collect();
-    let ranked = match ready(lexicon.search(file, &terms, 10, lexicon::BUDGET, |_| true)) {
+    let ranked = match ready(index.search(file, &terms, 10, lexicon::BUDGET, |_| true)) {
         Ok(ranked) => ranked,
         Err(error) => return check_refusal(&error),
     };
