@@ -1,11 +1,12 @@
 //! The dense index of format version 4 (IVF partitions read by range) against exact search,
 //! on SciFact's real vectors queried with its real queries: recall@10 and what a cold query
-//! reads, per number of partitions probed.
+//! reads, per number of partitions probed; and, at partitions small enough that there are
+//! more than [`FLAT_UP_TO`], partitions grouped in two levels against one.
 
 use anyhow::{Result, bail};
 use edgerag_cli::models::ModelFiles;
 use edgerag_cli::output;
-use edgerag_core::bundle::ivf::{Ivf, IvfParams, PROBE};
+use edgerag_core::bundle::ivf::{FLAT_UP_TO, Ivf, IvfParams, PROBE};
 use edgerag_core::bundle::paged::{InMemory, PagedFile, PagedWriter, VERSION};
 use serde::Serialize;
 
@@ -13,6 +14,11 @@ use crate::{Latency, SEED, ready, recall, retrieval::SciFact, timed_searches};
 
 /// Partitions probed, the default among them.
 const PROBES: [u32; 5] = [4, 8, PROBE, 32, 64];
+/// Vectors a partition where one level and two are compared: SciFact then has more than
+/// [`FLAT_UP_TO`] partitions.
+const SMALL: usize = 32;
+/// Partitions probed where one level and two are compared.
+const SMALL_PROBES: [u32; 4] = [16, 32, 64, 128];
 /// Slots of the lists, as builds write them.
 const SLOT: u32 = 16 << 10;
 
@@ -20,9 +26,18 @@ const SLOT: u32 = 16 << 10;
 pub(super) struct PartitionsReport {
     pub(super) vectors: usize,
     pub(super) queries: usize,
+    /// The index as builds write it.
+    pub(super) default: IndexRun,
+    /// Partitions of about [`SMALL`] vectors in one level, then in two.
+    pub(super) one_level: IndexRun,
+    pub(super) two_levels: IndexRun,
+}
+
+#[derive(Debug, Serialize)]
+pub(super) struct IndexRun {
     pub(super) partitions: u32,
     pub(super) build_seconds: f64,
-    /// Bytes of the centroids and the lists.
+    /// Bytes of the centroids (and their groups) and the lists.
     pub(super) bytes: usize,
     pub(super) probes: Vec<ProbeRun>,
 }
@@ -59,77 +74,96 @@ pub(super) fn measure(
     }
     bar.finish_and_clear();
     let queries: Vec<&[f32]> = queries.iter().map(Vec::as_slice).collect();
-    let addresses: Vec<u32> = (0..dense.len() as u32).collect();
-    let start = std::time::Instant::now();
-    let mut writer = PagedWriter::new();
-    let ivf = Ivf::write(&mut writer, dense, &addresses, SLOT, IvfParams::default(), SEED)?;
-    let build_seconds = start.elapsed().as_secs_f64();
-    let bytes = writer.finish(ivf, VERSION, VERSION)?;
-    let open = || ready(PagedFile::<_, Ivf>::open(InMemory(bytes.clone()), 64 << 20));
     let (exact, _) = timed_searches(&queries, |q| dense.search_exact(q, 10, |_| true))?;
-    let warm = open()?;
-    let mut probes = Vec::new();
-    for probe in PROBES {
-        let search = |file: &PagedFile<InMemory, Ivf>, q: &[f32]| {
-            ready(file.body().search(file, q, 10, Some(probe), |_| true))
-        };
-        let (mut ranges, mut read) = (0u64, 0u64);
-        for &q in &queries {
-            let cold = open()?;
-            let opened = cold.io();
-            search(&cold, q)?;
-            ranges += cold.io().requests - opened.requests;
-            read += cold.io().bytes - opened.bytes;
+    let run = |params: IvfParams, probes: &[u32]| -> Result<IndexRun> {
+        let addresses: Vec<u32> = (0..dense.len() as u32).collect();
+        let start = std::time::Instant::now();
+        let mut writer = PagedWriter::new();
+        let ivf = Ivf::write(&mut writer, dense, &addresses, SLOT, params, SEED)?;
+        let build_seconds = start.elapsed().as_secs_f64();
+        let bytes = writer.finish(ivf, VERSION, VERSION)?;
+        let open = || ready(PagedFile::<_, Ivf>::open(InMemory(bytes.clone()), 64 << 20));
+        let warm = open()?;
+        let mut runs = Vec::new();
+        for &probe in probes {
+            let search = |file: &PagedFile<InMemory, Ivf>, q: &[f32]| {
+                ready(file.body().search(file, q, 10, Some(probe), |_| true))
+            };
+            let (mut ranges, mut read) = (0u64, 0u64);
+            for &q in &queries {
+                let cold = open()?;
+                let opened = cold.io();
+                search(&cold, q)?;
+                ranges += cold.io().requests - opened.requests;
+                read += cold.io().bytes - opened.bytes;
+            }
+            let (found, ms) = timed_searches(&queries, |q| search(&warm, q))?;
+            let n = queries.len().max(1) as f64;
+            runs.push(ProbeRun {
+                probe,
+                recall_at_10: recall(&found, &exact),
+                cold_ranges: ranges as f64 / n,
+                cold_bytes: read as f64 / n,
+                warm: Latency::of(&ms),
+            });
         }
-        let (found, ms) = timed_searches(&queries, |q| search(&warm, q))?;
-        let n = queries.len().max(1) as f64;
-        probes.push(ProbeRun {
-            probe,
-            recall_at_10: recall(&found, &exact),
-            cold_ranges: ranges as f64 / n,
-            cold_bytes: read as f64 / n,
-            warm: Latency::of(&ms),
-        });
-    }
+        let partitions = warm.body().partitions;
+        Ok(IndexRun { partitions, build_seconds, bytes: bytes.len(), probes: runs })
+    };
+    let small = |flat_up_to| IvfParams { partition: SMALL, flat_up_to, ..IvfParams::default() };
     Ok(PartitionsReport {
         vectors: dense.len(),
         queries: queries.len(),
-        partitions: warm.body().partitions,
-        build_seconds,
-        bytes: bytes.len(),
-        probes,
+        default: run(IvfParams::default(), &PROBES)?,
+        one_level: run(small(usize::MAX), &SMALL_PROBES)?,
+        two_levels: run(small(FLAT_UP_TO), &SMALL_PROBES)?,
     })
 }
 
 /// The section of the Markdown report.
 pub(super) fn markdown(r: &PartitionsReport) -> String {
     use crate::format::{bytes, ms, table};
-    let rows: Vec<Vec<String>> = r
-        .probes
-        .iter()
-        .map(|p| {
-            vec![
-                format!("{}{}", p.probe, if p.probe == PROBE { " (default)" } else { "" }),
-                format!("{:.3}", p.recall_at_10),
-                format!("{:.1}", p.cold_ranges),
-                bytes(p.cold_bytes),
-                ms(p.warm.p50_ms),
-                ms(p.warm.p99_ms),
-            ]
-        })
-        .collect();
-    let header = ["probed", "recall@10", "ranges (cold)", "bytes (cold)", "p50 (warm)", "p99"];
+    // `default`: the index as builds write it, whose default probe is marked.
+    let rows = |runs: &[(&str, &IndexRun)], default: bool| -> Vec<Vec<String>> {
+        let mut rows = Vec::new();
+        for (levels, run) in runs {
+            for p in &run.probes {
+                let default = if default && p.probe == PROBE { " (default)" } else { "" };
+                rows.push(vec![
+                    levels.to_string(),
+                    format!("{}{default}", p.probe),
+                    format!("{:.3}", p.recall_at_10),
+                    format!("{:.1}", p.cold_ranges),
+                    bytes(p.cold_bytes),
+                    ms(p.warm.p50_ms),
+                    ms(p.warm.p99_ms),
+                ]);
+            }
+        }
+        rows
+    };
+    let header =
+        ["levels", "probed", "recall@10", "ranges (cold)", "bytes (cold)", "p50 (warm)", "p99"];
+    let (one, two) = (&r.one_level, &r.two_levels);
     format!(
         "## Dense partitions of format 4 against exact search (SciFact, real queries)\n\n\
          {} int8 vectors in {} partitions (written in {:.1} s, {} with the centroids), queried \
          with SciFact's {} judged queries embedded; recall@10 is the share of the exact top \
          10 found. A cold query opens the file afresh: it reads the centroids and the lists it \
-         probes, in ranges of whole 16 KB slots.\n\n{}",
+         probes, in ranges of whole 16 KB slots.\n\n{}\n\n\
+         Above {FLAT_UP_TO} partitions, they are grouped in two levels, and a query reads the \
+         centroids of the groups nearest it only. The same vectors in partitions of about \
+         {SMALL}: {} partitions in one level ({}) against {} in two ({}):\n\n{}",
         r.vectors,
-        r.partitions,
-        r.build_seconds,
-        bytes(r.bytes as f64),
+        r.default.partitions,
+        r.default.build_seconds,
+        bytes(r.default.bytes as f64),
         r.queries,
-        table(&header, &rows)
+        table(&header, &rows(&[("1", &r.default)], true)),
+        one.partitions,
+        bytes(one.bytes as f64),
+        two.partitions,
+        bytes(two.bytes as f64),
+        table(&header, &rows(&[("1", one), ("2", two)], false)),
     )
 }

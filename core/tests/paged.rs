@@ -220,15 +220,14 @@ fn a_directory_that_points_the_lexicon_elsewhere_never_panics() {
     assert!(now(store.read(&file, &[0])).is_err());
 }
 
-/// `bundle`'s chunk store and dense index in a paged file, partitions of about `partition`
-/// vectors; and each chunk's address.
-fn paged_dense(bundle: &Bundle, partition: usize) -> (Vec<u8>, Vec<u32>) {
+/// `bundle`'s chunk store and dense index in a paged file, partitioned as `params` say, in
+/// slots of `slot` bytes; and each chunk's address.
+fn paged_dense(bundle: &Bundle, params: IvfParams, slot: u32) -> (Vec<u8>, Vec<u32>) {
     let mut writer = PagedWriter::new();
     let (store, addresses) =
         ChunkStore::write(&mut writer, &bundle.documents, &bundle.chunks, 16 << 10).unwrap();
     let dense = bundle.dense.as_ref().unwrap();
-    let params = IvfParams { partition, ..IvfParams::default() };
-    let ivf = Ivf::write(&mut writer, dense, &addresses, 4 << 10, params, 7).unwrap();
+    let ivf = Ivf::write(&mut writer, dense, &addresses, slot, params, 7).unwrap();
     (writer.finish((store, ivf), VERSION, VERSION).unwrap(), addresses)
 }
 
@@ -237,7 +236,8 @@ fn dense_partitions_score_as_the_whole_index_and_read_what_they_probe() {
     let bundle = embedded_demo();
     let dense = bundle.dense.as_ref().unwrap();
     let embedder = minilm_boxed();
-    let (bytes, addresses) = paged_dense(bundle, 8);
+    let params = IvfParams { partition: 8, ..IvfParams::default() };
+    let (bytes, addresses) = paged_dense(bundle, params, 4 << 10);
     let open = || now(PagedFile::open(InMemory(bytes.clone()), 8 << 20)).unwrap();
     let file: PagedFile<InMemory, (ChunkStore, Ivf)> = open();
     let ivf = &file.body().1;
@@ -290,6 +290,50 @@ fn dense_partitions_score_as_the_whole_index_and_read_what_they_probe() {
         short.to_string(),
         "invalid query: the query embedding has 100 dimensions, the index 384"
     );
+}
+
+#[test]
+fn grouped_partitions_read_the_centroids_of_the_groups_nearest_only() {
+    let bundle = embedded_demo();
+    let dense = bundle.dense.as_ref().unwrap();
+    let embedder = minilm_boxed();
+    // A partition a chunk, in two levels: 8 groups of about 8, 4 records a 2 KB slot.
+    let params = IvfParams { partition: 1, flat_up_to: 1, ..IvfParams::default() };
+    let (bytes, addresses) = paged_dense(bundle, params, 2 << 10);
+    let open = || now(PagedFile::open(InMemory(bytes.clone()), 8 << 20)).unwrap();
+    let file: PagedFile<InMemory, (ChunkStore, Ivf)> = open();
+    let ivf = &file.body().1;
+    let section = |name| file.sections()[file.section(name).unwrap() as usize].clone();
+    let centroids = section("centroids");
+    let table = u64::from(centroids.slot) * u64::from(centroids.slots);
+    assert!(centroids.slots >= 8 && section("centroid groups").slots >= 1, "{centroids:?}");
+    let at = |hits: Vec<Scored>| -> Vec<Scored> {
+        hits.into_iter()
+            .map(|s| Scored { chunk: addresses[s.chunk as usize], score: s.score })
+            .collect()
+    };
+    for query in queries() {
+        let vector = embedder.embed_query(query).unwrap();
+        let exact = at(dense.search_exact(&vector, 10, |_| true).unwrap());
+        // Every partition probed: every group read, exact search.
+        let all = now(ivf.search(&file, &vector, 10, Some(ivf.partitions), |_| true)).unwrap();
+        assert_eq!(all, exact, "{query:?}");
+        // A cold search probing a few reads part of the centroid table, less as it probes less.
+        let cost = |probe| {
+            let file: PagedFile<InMemory, (ChunkStore, Ivf)> = open();
+            let opened = file.io().bytes;
+            let hits = now(file.body().1.search(&file, &vector, 10, Some(probe), |_| true));
+            assert_eq!(hits.unwrap().len(), 10);
+            file.io().bytes - opened
+        };
+        let (one, every) = (cost(1), cost(ivf.partitions));
+        assert!(one < table && one < every, "probing 1 read {one} bytes, of a table of {table}");
+        // A filter still applies before the cut: more groups are read until enough are found.
+        let few = [3u32, 30, 60];
+        let allowed: Vec<u32> = few.map(|c| addresses[c as usize]).to_vec();
+        let got = now(ivf.search(&file, &vector, 10, Some(1), |a| allowed.contains(&a))).unwrap();
+        assert_eq!(got, at(dense.search_exact(&vector, 10, |c| few.contains(&c)).unwrap()));
+    }
 }
 
 /// `bundle`'s chunk store and keyword graph (`index` built from it) in a paged file of 4 KB

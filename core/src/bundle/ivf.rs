@@ -7,10 +7,16 @@
 //!   partition count, the default number probed, and the two sections.
 //! - **Centroids** (section `centroids`): a record per partition, in file order, packed whole
 //!   into slots (a postcard `Vec` per slot): the centroid, quantised to int8 with its own
-//!   scale, its member count, and where its list lies in the `lists` stream. A search reads
-//!   the whole section (its slots stay in the page cache, within its budget) and checks it;
-//!   it weighs about `dim + 16` bytes a partition, 0.4 % of the lists at [`PARTITION`]
-//!   vectors a partition, but it grows with the corpus: 1.5 MB at 1M vectors.
+//!   scale, its member count, and where its list lies in the `lists` stream. It weighs about
+//!   `dim + 16` bytes a partition, 0.4 % of the lists at [`PARTITION`] vectors a partition:
+//!   1.5 MB at 1M vectors.
+//! - **Groups** (section `centroid groups`, above [`FLAT_UP_TO`] partitions): k-means then
+//!   runs in two levels (`√partitions` groups, each split into its share of the partitions;
+//!   see `index::kmeans`), and each group's partitions follow one another in section
+//!   `centroids`. A record per group: its centroid (int8 with its scale), the slots of
+//!   `centroids` that hold its partitions' records, how many records of the first come before
+//!   them, and how many are its. Readers find the section by name; a reader that does not know
+//!   it reads every centroid, as it would without it.
 //! - **Lists** (section `lists`, a byte stream cut into slots): each partition's members'
 //!   chunk addresses (ascending, varint gaps), then their int8 rows in the same order.
 //!   Partitions follow a nearest-neighbour chain of their centroids ([`kmeans::chain`]), so
@@ -18,13 +24,20 @@
 //!
 //! # Search
 //!
-//! The query is scored against every centroid; the `probe` nearest partitions are read, in
+//! The query is scored against the centroids; the `probe` nearest partitions are read, in
 //! one read of the slots they lie in, and every allowed member is scored as
 //! [`DenseIndex`] scores it (`(q ⊙ scales) · row`, the very same floats; an f32 index is
 //! stored, and so scored, in its int8 form). So probing every
 //! partition is exact search, and a bundle of at most [`PARTITION`] vectors (one partition)
 //! always answers exactly. When fewer than `k` of the members read are allowed (a selective
 //! filter), twice as many partitions are probed, until `k` are found or all are read.
+//!
+//! Without groups, a search reads every centroid (the slots stay in the page cache, within
+//! its budget). With them, it reads the groups' records, then the centroids of the groups
+//! nearest the query, best first, until they hold 8 times the partitions it probes,
+//! and picks among those: what it reads of the centroids depends on the probe, not on the
+//! corpus (at 1M vectors, about 62 groups of 63 partitions: the groups weigh 25 KB, and
+//! probing 16 reads 2 or 3 groups' centroids, about 60 KB, instead of 1.5 MB).
 //!
 //! # Measured
 //!
@@ -43,20 +56,37 @@
 //! (k-means++ seeding; from random seeds, probing 16 found 0.976 in 1.78 MB, a little less
 //! per byte read.)
 //!
+//! Groups cost some recall, mostly through the two-level k-means rather than through what a
+//! search reads of the centroids. The same vectors in partitions of about 32, so that there
+//! are more than [`FLAT_UP_TO`]: 352 in one level, 362 in two (18 groups):
+//!
+//! | probed | one level: recall@10 | bytes | two levels: recall@10 | bytes |
+//! |---:|---:|---:|---:|---:|
+//! | 16 | 0.890 | 522 KB | 0.852 | 471 KB |
+//! | 32 | 0.942 | 848 KB | 0.929 | 824 KB |
+//! | 64 | 0.978 | 1.44 MB | 0.973 | 1.39 MB |
+//! | 128 | 0.996 | 2.45 MB | 0.995 | 2.36 MB |
+//!
+//! Reading groups until they hold 16 times the partitions probed, not 8, finds 0.864 at
+//! probe 16, for 11 % more bytes. At this size the whole centroid table is 140 KB; at 1M
+//! vectors it is 1.5 MB, which two levels no longer read.
+//!
 //! Real queries sit far from their neighbours' centroids (one partition holds about half of
 //! the top 10), so a corpus this small must probe a third of it; ordering the partitions by
 //! the chain took a query's ranges at probe 16 from 11.3 (k-means order) to about 7. The probe
 //! is a count, not a share: at 1M vectors the same 16 partitions read about the same bytes
-//! of lists, but the centroids then weigh 1.5 MB, read by the first query.
+//! of lists, and the groups keep what is read of the centroids about the same too.
 //!
 //! [`kmeans::chain`]: crate::index::kmeans::chain
+
+use std::collections::HashSet;
 
 use serde::{Deserialize, Serialize};
 
 use super::paged::{PagedFile, PagedWriter, RangeSource};
 use super::varint;
 use crate::index::dense::{DenseIndex, Int8Rows, Quantization, dot_i8, scaled};
-use crate::index::kmeans::{Partitions, chain};
+use crate::index::kmeans::{self, Partitions, chain};
 use crate::index::{Scored, top_k};
 use crate::{Error, Result};
 
@@ -67,12 +97,16 @@ pub struct IvfParams {
     pub partition: usize,
     /// Partitions a search probes unless told otherwise.
     pub probe: u32,
+    /// Partitions up to which the index has one level; above, they are grouped, and a search
+    /// reads the centroids of the groups nearest the query only.
+    pub flat_up_to: usize,
 }
 
-/// Partitions of about [`PARTITION`] vectors, [`PROBE`] of them probed.
+/// Partitions of about [`PARTITION`] vectors, [`PROBE`] of them probed, grouped above
+/// [`FLAT_UP_TO`].
 impl Default for IvfParams {
     fn default() -> Self {
-        Self { partition: PARTITION, probe: PROBE }
+        Self { partition: PARTITION, probe: PROBE, flat_up_to: FLAT_UP_TO }
     }
 }
 
@@ -81,6 +115,13 @@ pub const PARTITION: usize = 256;
 /// Partitions a search probes by default: 0.984 recall@10 on SciFact's real queries (see the
 /// [module docs](self)).
 pub const PROBE: u32 = 16;
+/// Partitions up to which the index has one level by default (about 65,000 vectors).
+pub const FLAT_UP_TO: usize = kmeans::FLAT_UP_TO;
+/// A grouped search reads the centroids of the groups nearest the query until they hold this
+/// many times the partitions it probes.
+const WIDEN: usize = 8;
+/// The name of the section of the groups' records.
+const GROUPS: &str = "centroid groups";
 /// The longest list a reader accepts, and the most bytes of lists read at once.
 const MAX_LIST: u64 = 64 << 20;
 /// The most partitions a reader accepts (a billion vectors at [`PARTITION`] a partition).
@@ -103,6 +144,22 @@ pub struct Ivf {
     pub centroids: u32,
     /// The section of the lists.
     pub lists: u32,
+}
+
+/// A group's record: its centroid, and where its partitions' records lie in section
+/// `centroids`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Group {
+    /// The centroid is `scale · values`.
+    scale: f32,
+    values: Vec<i8>,
+    /// The slots holding its records: `slots` from `slot`.
+    slot: u32,
+    slots: u32,
+    /// Records of the first of them that come before the group's.
+    skip: u32,
+    /// Its partitions.
+    count: u32,
 }
 
 /// A partition's record.
@@ -151,29 +208,70 @@ impl Ivf {
                 requantized.int8_rows().ok_or_else(|| Error::Config("no int8 rows".into()))?
             }
         };
-        let Partitions { centroids, assignment } = Partitions::build(&rows, params.partition, seed);
+        let Partitions { centroids, assignment, groups, firsts } =
+            Partitions::build(&rows, params.partition, seed, params.flat_up_to);
         let dim = rows.dim;
         let mut members: Vec<Vec<usize>> = vec![Vec::new(); centroids.len() / dim.max(1)];
         for (chunk, &p) in assignment.iter().enumerate() {
             members[p as usize].push(chunk);
         }
+        // The partitions in chain order, each group's together (groups in chain order too).
+        let runs: Vec<(Option<usize>, Vec<u32>)> = if groups.is_empty() {
+            vec![(None, chain(&centroids, dim))]
+        } else {
+            let of = |g: usize| {
+                let within = chain(&centroids[firsts[g] * dim..firsts[g + 1] * dim], dim);
+                within.into_iter().map(|p| (firsts[g] + p as usize) as u32).collect()
+            };
+            chain(&groups, dim).into_iter().map(|g| (Some(g as usize), of(g as usize))).collect()
+        };
         let mut stream = Vec::new();
         let mut records = Vec::new();
-        for p in chain(&centroids, dim) {
-            let (centroid, members) = (&centroids[p as usize * dim..][..dim], &members[p as usize]);
-            if members.is_empty() {
-                continue;
+        // Each group and the records of its partitions.
+        let mut spans = Vec::new();
+        for (group, partitions) in runs {
+            let first = records.len();
+            for p in partitions {
+                let (centroid, members) =
+                    (&centroids[p as usize * dim..][..dim], &members[p as usize]);
+                if members.is_empty() {
+                    continue;
+                }
+                let start = stream.len() as u64;
+                list(&mut stream, &rows, addresses, members);
+                let len = stream.len() as u64 - start;
+                let (scale, values) = quantised(centroid);
+                let count = members.len() as u32;
+                records.push(Centroid { scale, values, count, start, len });
             }
-            let start = stream.len() as u64;
-            list(&mut stream, &rows, addresses, members);
-            let len = stream.len() as u64 - start;
-            let scale = centroid.iter().fold(0f32, |m, x| m.max(x.abs())) / 127.0;
-            let values =
-                centroid.iter().map(|x| if scale > 0.0 { (x / scale).round() as i8 } else { 0 });
-            let count = members.len() as u32;
-            records.push(Centroid { scale, values: values.collect(), count, start, len });
+            if let Some(g) = group.filter(|_| records.len() > first) {
+                spans.push((&groups[g * dim..][..dim], first..records.len()));
+            }
         }
-        let (centroids, _) = writer.records("centroids", slot, &records)?;
+        let (centroids, starts) = writer.records("centroids", slot, &records)?;
+        if !spans.is_empty() {
+            // The slot a record lies in, and its place there.
+            let place = |record: usize| {
+                let slot = starts.partition_point(|&first| first <= record) - 1;
+                (slot, record - starts[slot])
+            };
+            let groups: Vec<Group> = spans
+                .into_iter()
+                .map(|(centroid, members)| {
+                    let ((first, skip), (last, _)) = (place(members.start), place(members.end - 1));
+                    let (scale, values) = quantised(centroid);
+                    Group {
+                        scale,
+                        values,
+                        slot: first as u32,
+                        slots: (last - first + 1) as u32,
+                        skip: skip as u32,
+                        count: members.len() as u32,
+                    }
+                })
+                .collect();
+            writer.records(GROUPS, slot, &groups)?;
+        }
         let lists = writer.stream("lists", slot, &stream)?;
         let too_many = || Error::Config("more than u32::MAX vectors".into());
         Ok(Self {
@@ -209,45 +307,148 @@ impl Ivf {
                 self.dim
             )));
         }
-        let records = self.records(file).await?;
-        let mut nearest: Vec<(usize, f32)> =
-            records.iter().map(|r| r.scale * dot_i8(&r.values, query)).enumerate().collect();
-        nearest.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        let groups = match file.section(GROUPS) {
+            Some(section) => Some(self.groups(file, section).await?),
+            None => None,
+        };
         let prepared = scaled(query, &self.scales);
         let mut probe = probe.unwrap_or(self.probe).max(1) as usize;
-        let (mut done, mut found) = (0, Vec::new());
-        while done < nearest.len() {
-            // The next partitions to probe, in reads of at most MAX_LIST bytes.
-            let end = probe.min(nearest.len());
-            while done < end {
+        let (mut nearest, mut complete) =
+            self.nearest(file, groups.as_deref(), query, probe).await?;
+        let (mut probed, mut found) = (HashSet::new(), Vec::new());
+        loop {
+            // The nearest partitions not probed yet, in reads of at most MAX_LIST bytes.
+            let mut next = nearest.iter().take(probe).filter(|r| probed.insert(r.start)).peekable();
+            while next.peek().is_some() {
                 let mut bytes = 0;
-                let batch = nearest[done..end]
-                    .iter()
-                    .take_while(|&&(p, _)| {
-                        bytes += records[p].len;
+                let batch: Vec<&Centroid> = next
+                    .by_ref()
+                    .take_while(|r| {
+                        bytes += r.len;
                         // The first always: a list is at most MAX_LIST bytes.
-                        bytes <= MAX_LIST || bytes == records[p].len
+                        bytes <= MAX_LIST || bytes == r.len
                     })
-                    .map(|&(p, _)| p)
-                    .collect::<Vec<_>>();
-                let spans: Vec<(u64, u64)> =
-                    batch.iter().map(|&p| (records[p].start, records[p].len)).collect();
+                    .collect();
+                let spans: Vec<(u64, u64)> = batch.iter().map(|r| (r.start, r.len)).collect();
                 let lists = file.stream(self.lists, &spans, MAX_LIST).await?;
-                for (&p, bytes) in batch.iter().zip(&lists) {
-                    let (addresses, rows) = decode(bytes, records[p].count, self.dim as usize)?;
+                for (r, bytes) in batch.iter().zip(&lists) {
+                    let (addresses, rows) = decode(bytes, r.count, self.dim as usize)?;
                     let members = addresses.into_iter().zip(rows.chunks_exact(self.dim as usize));
                     for (chunk, row) in members.filter(|(address, _)| allow(*address)) {
                         found.push(Scored { chunk, score: dot_i8(row, &prepared) });
                     }
                 }
-                done += batch.len();
             }
-            if found.len() >= k {
+            if found.len() >= k || (complete && probe >= nearest.len()) {
                 break;
             }
             probe = probe.saturating_mul(2);
+            if !complete {
+                (nearest, complete) = self.nearest(file, groups.as_deref(), query, probe).await?;
+            }
         }
         Ok(top_k(found, k))
+    }
+
+    /// The records of the partitions nearest `query`, nearest first, among which a search
+    /// probing `probe` picks; and whether they are all the partitions. Without `groups`, all
+    /// the partitions; with them, those of the groups nearest the query, until they hold
+    /// [`WIDEN`] × `probe` partitions.
+    async fn nearest<S: RangeSource, B>(
+        &self,
+        file: &PagedFile<S, B>,
+        groups: Option<&[Group]>,
+        query: &[f32],
+        probe: usize,
+    ) -> Result<(Vec<Centroid>, bool)> {
+        let (records, complete) = match groups {
+            None => (self.records(file).await?, true),
+            Some(groups) => self.grouped(file, groups, query, probe.saturating_mul(WIDEN)).await?,
+        };
+        let mut scored: Vec<(f32, Centroid)> =
+            records.into_iter().map(|r| (r.scale * dot_i8(&r.values, query), r)).collect();
+        // Stable: ties keep file order.
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+        Ok((scored.into_iter().map(|(_, r)| r).collect(), complete))
+    }
+
+    /// The records of the groups nearest `query`, best first, until they hold `wanted`
+    /// partitions (all of them when the groups hold fewer); and whether that is every group.
+    async fn grouped<S: RangeSource, B>(
+        &self,
+        file: &PagedFile<S, B>,
+        groups: &[Group],
+        query: &[f32],
+        wanted: usize,
+    ) -> Result<(Vec<Centroid>, bool)> {
+        let mut nearest: Vec<(f32, &Group)> =
+            groups.iter().map(|g| (g.scale * dot_i8(&g.values, query), g)).collect();
+        nearest.sort_by(|a, b| b.0.total_cmp(&a.0));
+        let mut held = 0;
+        let chosen: Vec<&Group> = nearest
+            .into_iter()
+            .map(|(_, g)| g)
+            .take_while(|g| {
+                let more = held < wanted;
+                held += g.count as usize;
+                more
+            })
+            .collect();
+        let mut slots: Vec<u32> = chosen.iter().flat_map(|g| g.slot..g.slot + g.slots).collect();
+        slots.sort_unstable();
+        slots.dedup();
+        let read = file.records::<Centroid>(self.centroids, &slots).await?;
+        let mut records = Vec::new();
+        for group in &chosen {
+            let at = slots.partition_point(|&s| s < group.slot);
+            let held = read[at..at + group.slots as usize].iter().flatten();
+            let before = records.len();
+            records.extend(held.skip(group.skip as usize).take(group.count as usize).cloned());
+            if records.len() - before != group.count as usize
+                || !records[before..].iter().all(|r| self.fits(r))
+            {
+                return Err(Error::Decode(format!(
+                    "a group of the dense index does not hold its {} centroid records",
+                    group.count
+                )));
+            }
+        }
+        Ok((records, chosen.len() == groups.len()))
+    }
+
+    /// The records of the groups of partitions (section `section`), checked: of the index's
+    /// dimension, within section `centroids`, their partitions adding up to the index's.
+    async fn groups<S: RangeSource, B>(
+        &self,
+        file: &PagedFile<S, B>,
+        section: u32,
+    ) -> Result<Vec<Group>> {
+        let sections = file.sections();
+        let slots = |section: u32| sections.get(section as usize).map_or(0, |s| s.slots);
+        let (own, centroids) = (slots(section), slots(self.centroids));
+        let mut partitions = 0u64;
+        let groups: Vec<Group> = if self.directory_fits() && own <= self.partitions {
+            let all: Vec<u32> = (0..own).collect();
+            file.records(section, &all).await?.into_iter().flatten().collect()
+        } else {
+            Vec::new()
+        };
+        let consistent = groups.iter().all(|g| {
+            partitions += u64::from(g.count);
+            g.values.len() == self.dim as usize
+                && g.scale.is_finite()
+                && g.scale >= 0.0
+                && g.slots > 0
+                && u64::from(g.slot) + u64::from(g.slots) <= u64::from(centroids)
+        }) && partitions == u64::from(self.partitions);
+        if !consistent {
+            return Err(Error::Decode(format!(
+                "the dense index's {} groups do not add up to {} partitions",
+                groups.len(),
+                self.partitions
+            )));
+        }
+        Ok(groups)
     }
 
     /// Every partition's record, checked: one per partition, of the index's dimension, their
@@ -267,19 +468,12 @@ impl Ivf {
         let (mut end, mut members) = (0u64, 0u64);
         let consistent = records.len() == self.partitions as usize
             && records.iter().all(|r| {
-                let ok = r.values.len() == self.dim as usize
-                    && r.scale.is_finite()
-                    && r.scale >= 0.0
-                    && r.start == end
-                    && r.len <= MAX_LIST
-                    && u64::from(r.count) * u64::from(self.dim) <= r.len;
+                let ok = self.fits(r) && r.start == end;
                 (end, members) = (end.saturating_add(r.len), members + u64::from(r.count));
                 ok
             })
             && members == u64::from(self.chunks)
-            && self.dim > 0
-            && self.scales.len() == self.dim as usize
-            && self.scales.iter().all(|s| s.is_finite() && *s >= 0.0);
+            && self.directory_fits();
         if !consistent {
             return Err(Error::Decode(format!(
                 "the dense index's {} centroid records do not add up to {} partitions of {} \
@@ -291,6 +485,32 @@ impl Ivf {
         }
         Ok(records)
     }
+
+    /// Whether what the directory says of the index can be searched: a dimension, its
+    /// scales, at most [`MAX_PARTITIONS`].
+    fn directory_fits(&self) -> bool {
+        self.dim > 0
+            && self.partitions <= MAX_PARTITIONS
+            && self.scales.len() == self.dim as usize
+            && self.scales.iter().all(|s| s.is_finite() && *s >= 0.0)
+    }
+
+    /// Whether a partition's record is one of this index: a centroid of its dimension, a list
+    /// of at most [`MAX_LIST`] bytes with room for its members' rows.
+    fn fits(&self, r: &Centroid) -> bool {
+        r.values.len() == self.dim as usize
+            && r.scale.is_finite()
+            && r.scale >= 0.0
+            && r.len <= MAX_LIST
+            && u64::from(r.count) * u64::from(self.dim) <= r.len
+    }
+}
+
+/// `centroid` as int8 values and their scale.
+fn quantised(centroid: &[f32]) -> (f32, Vec<i8>) {
+    let scale = centroid.iter().fold(0f32, |m, x| m.max(x.abs())) / 127.0;
+    let values = centroid.iter().map(|x| if scale > 0.0 { (x / scale).round() as i8 } else { 0 });
+    (scale, values.collect())
 }
 
 /// Appends the list of `members` (chunk indices, ascending, at ascending addresses) to
@@ -345,8 +565,22 @@ mod tests {
         chunks: u32,
         partitions: u32,
     ) -> PagedFile<InMemory, Ivf> {
+        grouped(record, stream, chunks, partitions, &[])
+    }
+
+    /// [`file_of`], with `groups` when there are any.
+    fn grouped(
+        record: Centroid,
+        stream: &[u8],
+        chunks: u32,
+        partitions: u32,
+        groups: &[Group],
+    ) -> PagedFile<InMemory, Ivf> {
         let mut writer = PagedWriter::new();
         let (centroids, _) = writer.records("centroids", 4096, &[record]).unwrap();
+        if !groups.is_empty() {
+            writer.records(GROUPS, 4096, groups).unwrap();
+        }
         let lists = writer.stream("lists", 4096, stream).unwrap();
         let (scales, probe) = (vec![0.01, 0.01], 1);
         let ivf = Ivf { dim: 2, scales, chunks, partitions, probe, centroids, lists };
@@ -396,5 +630,40 @@ mod tests {
             let error = search(&file).unwrap_err().to_string();
             assert!(error.contains("partitions in 1 slots"), "{error}");
         }
+    }
+
+    #[test]
+    fn groups_are_read_back_and_hostile_ones_refused() {
+        let list = [5, 4, 100, 0, 0, 127];
+        let group = |slot, slots, skip, count| Group {
+            scale: 1.0,
+            values: vec![1, 0],
+            slot,
+            slots,
+            skip,
+            count,
+        };
+        let file = |groups: &[Group]| grouped(record(2, 6), &list, 2, 1, groups);
+        let hits = search(&file(&[group(0, 1, 0, 1)])).unwrap();
+        assert_eq!(hits.iter().map(|hit| hit.chunk).collect::<Vec<_>>(), [5, 9]);
+        // Slots past the table, none, partitions that do not add up, or a record of another
+        // dimension.
+        let add_up = "the dense index's 1 groups do not add up to 1 partitions";
+        for hostile in [group(1, 1, 0, 1), group(0, 0, 0, 1), group(u32::MAX, 2, 0, 1)] {
+            let error = search(&file(&[hostile])).unwrap_err().to_string();
+            assert!(error.contains(add_up), "{error}");
+        }
+        let two = search(&file(&[group(0, 1, 0, 2)])).unwrap_err().to_string();
+        assert!(two.contains(add_up), "{two}");
+        let wide = Group { values: vec![1, 0, 0], ..group(0, 1, 0, 1) };
+        let error = search(&file(&[wide])).unwrap_err().to_string();
+        assert!(error.contains(add_up), "{error}");
+        // A group that skips past its records, or whose record is not of the index.
+        let held = "a group of the dense index does not hold its 1 centroid records";
+        let error = search(&file(&[group(0, 1, 1, 1)])).unwrap_err().to_string();
+        assert!(error.contains(held), "{error}");
+        let odd = Centroid { values: vec![1], ..record(2, 6) };
+        let error = search(&grouped(odd, &list, 2, 1, &[group(0, 1, 0, 1)])).unwrap_err();
+        assert!(error.to_string().contains(held), "{error}");
     }
 }

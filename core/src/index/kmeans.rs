@@ -25,28 +25,29 @@ use super::dense::{Int8Rows, dot, dot_i8, scaled};
 const ITERATIONS: usize = 12;
 /// Vectors sampled per partition for the iterations (all of them in smaller corpora).
 const SAMPLE_PER_PARTITION: usize = 64;
-/// Partitions up to which k-means runs in one level.
-const FLAT_UP_TO: usize = 256;
+/// Partitions up to which k-means runs in one level by default.
+pub(crate) const FLAT_UP_TO: usize = 256;
 
-/// Centroids (unit rows, `partitions × dim`) and the partition of each vector.
+/// Centroids (unit rows, `partitions × dim`) and the partition of each vector; above
+/// [`FLAT_UP_TO`] partitions, the groups too.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Partitions {
     /// `partitions × dim` values.
     pub(crate) centroids: Vec<f32>,
     /// The partition of each vector.
     pub(crate) assignment: Vec<u32>,
+    /// The groups of a two-level build (none in one level): each group's centroid (unit,
+    /// `dim` values) and its partitions, `firsts[g]..firsts[g + 1]`.
+    pub(crate) groups: Vec<f32>,
+    /// See `groups`: one more than the groups.
+    pub(crate) firsts: Vec<usize>,
 }
 
 impl Partitions {
     /// About `rows.len() / target` partitions (at least one) of `rows`; `seed` fixes the
-    /// initial centroids. Above [`FLAT_UP_TO`] partitions, k-means runs in two levels (see
-    /// the [module docs](self)).
-    pub(crate) fn build(rows: &Int8Rows<'_>, target: usize, seed: u64) -> Self {
-        Self::build_with(rows, target, seed, FLAT_UP_TO)
-    }
-
-    /// [`build`](Self::build), in two levels above `flat_up_to` partitions.
-    fn build_with(rows: &Int8Rows<'_>, target: usize, seed: u64, flat_up_to: usize) -> Self {
+    /// initial centroids. Above `flat_up_to` partitions ([`FLAT_UP_TO`] by default), k-means
+    /// runs in two levels (see the [module docs](self)).
+    pub(crate) fn build(rows: &Int8Rows<'_>, target: usize, seed: u64, flat_up_to: usize) -> Self {
         let (len, dim) = (rows.len(), rows.dim);
         let count = (len / target.max(1)).clamp(1, len.max(1));
         let mut random = SplitMix(seed);
@@ -58,12 +59,13 @@ impl Partitions {
             let prepared = scaled(&centroids, rows.scales);
             let assignment =
                 (0..len).map(|i| nearest(&prepared, dim, rows.row(i)).0 as u32).collect();
-            return Self { centroids, assignment };
+            return Self { centroids, assignment, groups: Vec::new(), firsts: Vec::new() };
         }
         // Groups, then each group's share of the partitions over its part of the sample.
         let groups = count.isqrt().max(1);
-        let top = scaled(&lloyd(rows, &sample, groups, &mut random), rows.scales);
-        let mut members: Vec<Vec<usize>> = vec![Vec::new(); groups];
+        let groups = lloyd(rows, &sample, groups, &mut random);
+        let top = scaled(&groups, rows.scales);
+        let mut members: Vec<Vec<usize>> = vec![Vec::new(); groups.len() / dim.max(1)];
         for &i in &sample {
             members[nearest(&top, dim, rows.row(i)).0].push(i);
         }
@@ -82,7 +84,7 @@ impl Partitions {
                 (firsts[g] + nearest(within, dim, row).0) as u32
             })
             .collect();
-        Self { centroids, assignment }
+        Self { centroids, assignment, groups, firsts }
     }
 }
 
@@ -254,15 +256,15 @@ mod tests {
         let scales = [0.01; 3];
         let rows = Int8Rows { dim: 3, scales: &scales, values: &values };
         for seed in 0..10 {
-            assert_grouped(&Partitions::build(&rows, 20, seed), 3);
+            assert_grouped(&Partitions::build(&rows, 20, seed, FLAT_UP_TO), 3);
         }
-        let partitions = Partitions::build(&rows, 20, 1);
+        let partitions = Partitions::build(&rows, 20, 1, FLAT_UP_TO);
         assert_eq!(partitions.centroids.len(), 3 * 3);
-        assert_eq!(Partitions::build(&rows, 20, 1), partitions);
+        assert_eq!(Partitions::build(&rows, 20, 1, FLAT_UP_TO), partitions);
         // Fewer rows than a partition: one partition; none: one empty centroid.
-        assert_eq!(Partitions::build(&rows, 1000, 1).assignment, vec![0; 60]);
+        assert_eq!(Partitions::build(&rows, 1000, 1, FLAT_UP_TO).assignment, vec![0; 60]);
         let none = Int8Rows { dim: 3, scales: &scales, values: &[] };
-        assert!(Partitions::build(&none, 20, 1).assignment.is_empty());
+        assert!(Partitions::build(&none, 20, 1, FLAT_UP_TO).assignment.is_empty());
         // The chain visits every centroid once.
         let mut order = chain(&partitions.centroids, 3);
         order.sort_unstable();
@@ -276,7 +278,10 @@ mod tests {
         let rows = Int8Rows { dim: 8, scales: &scales, values: &values };
         // 8 partitions: 2 groups of about 4, whatever the seed.
         for seed in 0..10 {
-            assert_grouped(&Partitions::build_with(&rows, 20, seed, 1), 8);
+            let partitions = Partitions::build(&rows, 20, seed, 1);
+            assert_grouped(&partitions, 8);
+            assert_eq!((partitions.groups.len(), partitions.firsts.len()), (2 * 8, 3));
+            assert_eq!(partitions.firsts.last(), Some(&(partitions.centroids.len() / 8)));
         }
     }
 }
