@@ -82,6 +82,8 @@ fn a_converted_bundle_searches_as_the_bundle_read_whole_and_as_one_built_so() {
     // What cannot be done is said in one line.
     let again = edgerag(&["convert", paged, path(&dir.path().join("x"))]);
     assert_eq!(one_error_line(&again), format!("error: {paged}: already a bundle of format 4"));
+    let probe = one_error_line(&edgerag(&["search", paged, "Normandy", "--probe", "0"]));
+    assert!(probe.contains("probe must be at least 1 partition (got 0)"), "{probe}");
     // `inspect` reads its directory only; a damaged one is said in one line, naming the file.
     let inspected = run_json(&["inspect", paged, "--json"]);
     assert_eq!(inspected["manifest"]["corpus"], "demo");

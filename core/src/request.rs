@@ -61,6 +61,11 @@ pub struct SearchRequest {
     /// How hybrid mode fuses its signals: `"convex"` (default) or `"rrf"`.
     #[serde(deserialize_with = "fusion")]
     pub fusion: Option<Fusion>,
+    /// Dense partitions probed in a bundle read by range (default: the bundle's).
+    pub probe: Option<u32>,
+    /// Bytes of postings BM25 may read in a bundle read by range (default 256 KiB).
+    #[serde(alias = "bm25Budget")]
+    pub bm25_budget: Option<u64>,
 }
 
 impl SearchRequest {
@@ -68,7 +73,7 @@ impl SearchRequest {
     ///
     /// # Errors
     /// [`Error::Query`] for `k` or `bridge_seeds` outside `1..=MAX_K`, a negative or
-    /// non-finite weight, or a page range that starts at 0 or runs backwards.
+    /// non-finite weight, a page range that starts at 0 or runs backwards, or a `probe` of 0.
     pub fn options(&self, default_k: usize) -> Result<SearchOptions> {
         let defaults = SearchOptions::default();
         let count = |given: Option<usize>, default: usize, name: &str| {
@@ -94,6 +99,9 @@ impl SearchRequest {
             }
             given => Ok(given.unwrap_or(default)),
         };
+        if self.probe == Some(0) {
+            return Err(Error::Query("probe must be at least 1 partition (got 0)".into()));
+        }
         Ok(SearchOptions {
             k,
             mode: self.mode.unwrap_or(defaults.mode),
@@ -104,6 +112,8 @@ impl SearchRequest {
             graph: GraphSearch { bridge_seeds, ..defaults.graph.clone() },
             explain: self.explain,
             filter: self.filter.clone(),
+            probe: self.probe,
+            bm25_budget: self.bm25_budget,
             ..defaults
         })
     }
@@ -449,6 +459,16 @@ mod tests {
         assert!(ask(r#"{"fusion": "max"}"#).unwrap_err().to_string().contains("convex or rrf"));
         let seeds = ask(r#"{"bridgeSeeds": 0}"#).unwrap();
         assert!(message(seeds.options()).contains("bridge_seeds must be between 1"));
+        assert!(message(ask(r#"{"probe": 0}"#).unwrap().options()).contains("probe must be"));
+        assert!(ask(r#"{"bm25Budget": -1}"#).is_err());
+    }
+
+    #[test]
+    fn what_a_search_by_range_reads_reaches_the_search_options() {
+        let options = ask(r#"{"probe": 32, "bm25Budget": 1048576}"#).unwrap().options().unwrap();
+        assert_eq!((options.search.probe, options.search.bm25_budget), (Some(32), Some(1 << 20)));
+        let snake = ask(r#"{"probe": 32, "bm25_budget": 1048576}"#).unwrap().options().unwrap();
+        assert_eq!(snake, options);
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! and what reading them costs.
 
 use edgerag_core::bundle::graph::PagedGraph;
-use edgerag_core::bundle::ivf::{Ivf, IvfParams};
+use edgerag_core::bundle::ivf::{Ivf, IvfParams, PROBE};
 use edgerag_core::bundle::lazy::{DEFAULT_BUDGET, Layout};
 use edgerag_core::bundle::lexicon::{BUDGET, FIRST_BLOCK, Ranked};
 use edgerag_core::bundle::paged::{InMemory, PagedFile, PagedWriter, ROUTED, VERSION};
@@ -413,6 +413,39 @@ fn a_bundle_of_format_4_answers_every_mode_as_the_bundle_in_memory() {
 #[test]
 fn routes_in_sections_of_their_own_answer_as_routes_in_the_directory() {
     answers_as_in_memory(&Layout { inline_routes: 0, ..Layout::default() }, ROUTED);
+}
+
+#[test]
+fn the_probe_a_search_asks_for_bounds_what_dense_mode_reads() {
+    let bundle = embedded_demo();
+    let ivf = IvfParams { partition: 8, ..IvfParams::default() };
+    let layout = Layout { ivf, dense_slot: 4 << 10, ..Layout::default() };
+    let bytes = bundle.to_paged_bytes(&layout).unwrap();
+    let memory = Searcher::new(bundle.clone()).with_embedder(minilm_boxed()).unwrap();
+    let query = "How do you find the MIME type of a file?";
+    let ids = |hits: Vec<Hit>| hits.into_iter().map(|hit| hit.chunk_id).collect::<Vec<_>>();
+    // Ten candidates, not a hundred: probing fewer partitions then finds enough.
+    let dense = SearchOptions { mode: Mode::Dense, depth: 10, ..SearchOptions::default() };
+    // Cold: the hits, and the bytes read for them.
+    let search = |probe| {
+        let lazy = now(LazySearcher::open(InMemory(bytes.clone()), DEFAULT_BUDGET)).unwrap();
+        let lazy = lazy.with_embedder(minilm_boxed()).unwrap();
+        let before = lazy.io().bytes;
+        let options = SearchOptions { probe, ..dense.clone() };
+        let hits = now(lazy.search(query, &options)).unwrap();
+        (ids(hits), lazy.io().bytes - before)
+    };
+    let opened = now(LazySearcher::open(InMemory(bytes.clone()), DEFAULT_BUDGET)).unwrap();
+    let partitions = opened.bundle().body().dense.as_ref().unwrap().partitions;
+    assert!(partitions > PROBE, "{partitions} partitions");
+    // Every partition probed: the exact nearest, as in memory.
+    let (exact, all) = search(Some(partitions));
+    assert_eq!(exact, ids(memory.search(query, &dense).unwrap()));
+    // The default probe, then one partition: fewer bytes each time.
+    let (default, probed) = search(None);
+    assert!(default.len() == 10 && probed < all, "probing {PROBE} read {probed}, all {all}");
+    let (some, one) = search(Some(1));
+    assert!(some.len() == 10 && one < probed, "probing 1 read {one} bytes, {PROBE} {probed}");
 }
 
 /// Checks that the demo bundle laid out as `layout` (which sets header flags `flags`) answers

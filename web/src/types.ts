@@ -28,6 +28,10 @@ export interface SearchOptions {
   denseWeight?: number;
   graphWeight?: number;
   bridgeWeight?: number;
+  /** Dense partitions probed in a bundle read by range (format 4; default: the bundle's, 16). */
+  probe?: number;
+  /** Bytes of postings BM25 may read in a bundle read by range (format 4; default 262144). */
+  bm25Budget?: number;
 }
 
 /** An OpenAI-compatible chat-completions API. */

@@ -24,6 +24,14 @@ pub(crate) struct FusionArgs {
     /// Best results that multi-hop expansion starts from.
     #[arg(long, default_value_t = SearchOptions::default().graph.bridge_seeds)]
     bridge_seeds: usize,
+    /// Dense partitions probed in a bundle read by range (format 4; default: the bundle's,
+    /// 16): more find more of the exact nearest, for more bytes a query.
+    #[arg(long, value_name = "PARTITIONS")]
+    probe: Option<u32>,
+    /// Bytes of postings BM25 may read in a bundle read by range (format 4; default 262144):
+    /// more find BM25's exact best more often in a large corpus, for more bytes a query.
+    #[arg(long, value_name = "BYTES")]
+    bm25_budget: Option<u64>,
 }
 
 fn parse_fusion(name: &str) -> Result<Fusion, String> {
@@ -42,6 +50,8 @@ impl FusionArgs {
             bridge_weight: Some(self.bridge_weight),
             bridge_seeds: Some(self.bridge_seeds),
             fusion: Some(self.fusion),
+            probe: self.probe,
+            bm25_budget: self.bm25_budget,
             ..SearchRequest::default()
         }
     }

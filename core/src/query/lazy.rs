@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::future::Future;
 
-use super::rank::{self, Allow, Retrieve, no_vectors, rank};
+use super::rank::{self, Allow, Reads, Retrieve, no_vectors, rank};
 use super::{Corpus, Explanation, Hit, KeywordCandidate, QueryModel, Rankings, SearchOptions};
 use crate::Result;
 use crate::bundle::lazy::{self, LazyBundle};
@@ -221,13 +221,26 @@ impl<S: RangeSource> Retrieve for Paged<'_, S> {
         self.0.body().dense.is_some()
     }
 
-    async fn bm25(&self, terms: &[String], k: usize, allow: Allow<'_>) -> Result<Vec<Scored>> {
-        Ok(self.0.body().lexicon.search(self.0, terms, k, lexicon::BUDGET, allow).await?.hits)
+    async fn bm25(
+        &self,
+        terms: &[String],
+        k: usize,
+        reads: Reads,
+        allow: Allow<'_>,
+    ) -> Result<Vec<Scored>> {
+        let budget = reads.bm25_budget.unwrap_or(lexicon::BUDGET);
+        Ok(self.0.body().lexicon.search(self.0, terms, k, budget, allow).await?.hits)
     }
 
-    async fn dense(&self, vector: &[f32], k: usize, allow: Allow<'_>) -> Result<Vec<Scored>> {
+    async fn dense(
+        &self,
+        vector: &[f32],
+        k: usize,
+        reads: Reads,
+        allow: Allow<'_>,
+    ) -> Result<Vec<Scored>> {
         match &self.0.body().dense {
-            Some(ivf) => ivf.search(self.0, vector, k, None, allow).await,
+            Some(ivf) => ivf.search(self.0, vector, k, reads.probe, allow).await,
             None => Err(no_vectors()),
         }
     }

@@ -14,7 +14,7 @@ use std::str::FromStr;
 
 use self::cache::Lru;
 pub use self::lazy::LazySearcher;
-use self::rank::{Allow, Rankings, Retrieve, no_vectors, rank};
+use self::rank::{Allow, Rankings, Reads, Retrieve, no_vectors, rank};
 use serde::{Deserialize, Serialize};
 
 use crate::bundle::{Bundle, Embed, Manifest};
@@ -108,6 +108,20 @@ pub struct SearchOptions {
     /// [`KeywordGraph::keywords`]: crate::graph::KeywordGraph::keywords
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub graph_keywords: Option<Vec<u32>>,
+    /// Partitions a dense search of a bundle read by range probes (the bundle's default,
+    /// [`ivf::PROBE`], when `None`): more find more of the exact nearest, for more bytes a
+    /// query. Bundles in memory search their whole HNSW graph and ignore it.
+    ///
+    /// [`ivf::PROBE`]: crate::bundle::ivf::PROBE
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe: Option<u32>,
+    /// Bytes of postings a BM25 search of a bundle read by range may read
+    /// ([`lexicon::BUDGET`] when `None`): more find BM25's exact best more often in a large
+    /// corpus, for more bytes a query. Bundles in memory always rank exactly.
+    ///
+    /// [`lexicon::BUDGET`]: crate::bundle::lexicon::BUDGET
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bm25_budget: Option<u64>,
 }
 
 /// Restricts a search to chunks whose metadata match. Every retriever ranks only the allowed
@@ -205,6 +219,8 @@ impl Default for SearchOptions {
             explain: false,
             filter: Filter::default(),
             graph_keywords: None,
+            probe: None,
+            bm25_budget: None,
         }
     }
 }
@@ -614,11 +630,23 @@ impl Retrieve for Memory<'_> {
         self.bundle.dense.is_some()
     }
 
-    async fn bm25(&self, terms: &[String], k: usize, allow: Allow<'_>) -> Result<Vec<Scored>> {
+    async fn bm25(
+        &self,
+        terms: &[String],
+        k: usize,
+        _: Reads,
+        allow: Allow<'_>,
+    ) -> Result<Vec<Scored>> {
         Ok(self.bundle.bm25.search(terms, k, allow))
     }
 
-    async fn dense(&self, vector: &[f32], k: usize, allow: Allow<'_>) -> Result<Vec<Scored>> {
+    async fn dense(
+        &self,
+        vector: &[f32],
+        k: usize,
+        _: Reads,
+        allow: Allow<'_>,
+    ) -> Result<Vec<Scored>> {
         match &self.bundle.dense {
             Some(index) => index.search(vector, k, allow),
             None => Err(no_vectors()),
