@@ -231,6 +231,11 @@ fn paged_dense(bundle: &Bundle, params: IvfParams, slot: u32) -> (Vec<u8>, Vec<u
     (writer.finish((store, ivf), VERSION, VERSION).unwrap(), addresses)
 }
 
+/// `hits` of a bundle in memory named by their addresses in a paged file (`addresses`).
+fn by_address(addresses: &[u32], hits: Vec<Scored>) -> Vec<Scored> {
+    hits.into_iter().map(|s| Scored { chunk: addresses[s.chunk as usize], ..s }).collect()
+}
+
 #[test]
 fn dense_partitions_score_as_the_whole_index_and_read_what_they_probe() {
     let bundle = embedded_demo();
@@ -242,11 +247,7 @@ fn dense_partitions_score_as_the_whole_index_and_read_what_they_probe() {
     let file: PagedFile<InMemory, (ChunkStore, Ivf)> = open();
     let ivf = &file.body().1;
     assert!(ivf.partitions >= 4, "{} partitions of 64 chunks", ivf.partitions);
-    let at = |hits: Vec<Scored>| -> Vec<Scored> {
-        hits.into_iter()
-            .map(|s| Scored { chunk: addresses[s.chunk as usize], score: s.score })
-            .collect()
-    };
+    let at = |hits| by_address(&addresses, hits);
     let (mut found, mut wanted) = (0, 0);
     for query in queries() {
         let vector = embedder.embed_query(query).unwrap();
@@ -307,11 +308,7 @@ fn grouped_partitions_read_the_centroids_of_the_groups_nearest_only() {
     let centroids = section("centroids");
     let table = u64::from(centroids.slot) * u64::from(centroids.slots);
     assert!(centroids.slots >= 8 && section("centroid groups").slots >= 1, "{centroids:?}");
-    let at = |hits: Vec<Scored>| -> Vec<Scored> {
-        hits.into_iter()
-            .map(|s| Scored { chunk: addresses[s.chunk as usize], score: s.score })
-            .collect()
-    };
+    let at = |hits| by_address(&addresses, hits);
     for query in queries() {
         let vector = embedder.embed_query(query).unwrap();
         let exact = at(dense.search_exact(&vector, 10, |_| true).unwrap());

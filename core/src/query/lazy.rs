@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::future::Future;
 
-use super::rank::{self, Allow, Reads, Retrieve, no_vectors, rank};
+use super::rank::{self, Allow, Retrieve, no_vectors, rank};
 use super::{Corpus, Explanation, Hit, KeywordCandidate, QueryModel, Rankings, SearchOptions};
 use crate::Result;
 use crate::bundle::lazy::{self, LazyBundle};
@@ -127,7 +127,8 @@ impl<S: RangeSource> LazySearcher<S> {
         limit: usize,
     ) -> Result<Vec<KeywordCandidate>> {
         let model = self.model.as_ref();
-        rank::keyword_candidates(&Paged(&self.bundle), &self.analyzer, query, model, limit).await
+        let paged = Paged::new(&self.bundle, &SearchOptions::default());
+        rank::keyword_candidates(&paged, &self.analyzer, query, model, limit).await
     }
 
     /// Why each of the `stored` chunks of `r.fused` was found: the signals, the query terms
@@ -166,7 +167,8 @@ impl<S: RangeSource> LazySearcher<S> {
         };
         let allow = |chunk: u32| allowed.as_ref().is_none_or(|a| a.binary_search(&chunk).is_ok());
         let model = self.model.as_ref();
-        rank(&Paged(&self.bundle), &self.analyzer, query, model, options, &allow).await
+        let paged = Paged::new(&self.bundle, options);
+        rank(&paged, &self.analyzer, query, model, options, &allow).await
     }
 }
 
@@ -213,43 +215,44 @@ impl<S: RangeSource> Corpus for LazySearcher<S> {
     }
 }
 
-/// A bundle read by range, as the retrieval pipeline reads it.
-struct Paged<'a, S>(&'a LazyBundle<S>);
+/// A bundle read by range, as the retrieval pipeline reads it, within what a search may
+/// read ([`SearchOptions::probe`], [`SearchOptions::bm25_budget`]).
+struct Paged<'a, S> {
+    bundle: &'a LazyBundle<S>,
+    probe: Option<u32>,
+    bm25_budget: u64,
+}
+
+impl<'a, S> Paged<'a, S> {
+    /// `bundle`, read as `options` allow.
+    fn new(bundle: &'a LazyBundle<S>, options: &SearchOptions) -> Self {
+        let bm25_budget = options.bm25_budget.unwrap_or(lexicon::BUDGET);
+        Self { bundle, probe: options.probe, bm25_budget }
+    }
+}
 
 impl<S: RangeSource> Retrieve for Paged<'_, S> {
     fn has_vectors(&self) -> bool {
-        self.0.body().dense.is_some()
+        self.bundle.body().dense.is_some()
     }
 
-    async fn bm25(
-        &self,
-        terms: &[String],
-        k: usize,
-        reads: Reads,
-        allow: Allow<'_>,
-    ) -> Result<Vec<Scored>> {
-        let budget = reads.bm25_budget.unwrap_or(lexicon::BUDGET);
-        Ok(self.0.body().lexicon.search(self.0, terms, k, budget, allow).await?.hits)
+    async fn bm25(&self, terms: &[String], k: usize, allow: Allow<'_>) -> Result<Vec<Scored>> {
+        let lexicon = &self.bundle.body().lexicon;
+        Ok(lexicon.search(self.bundle, terms, k, self.bm25_budget, allow).await?.hits)
     }
 
-    async fn dense(
-        &self,
-        vector: &[f32],
-        k: usize,
-        reads: Reads,
-        allow: Allow<'_>,
-    ) -> Result<Vec<Scored>> {
-        match &self.0.body().dense {
-            Some(ivf) => ivf.search(self.0, vector, k, reads.probe, allow).await,
+    async fn dense(&self, vector: &[f32], k: usize, allow: Allow<'_>) -> Result<Vec<Scored>> {
+        match &self.bundle.body().dense {
+            Some(ivf) => ivf.search(self.bundle, vector, k, self.probe, allow).await,
             None => Err(no_vectors()),
         }
     }
 
     fn graph(&self) -> impl GraphData + '_ {
-        self.0.body().graph.reader(self.0)
+        self.bundle.body().graph.reader(self.bundle)
     }
 
     async fn displays(&self, keywords: &[u32]) -> Result<HashMap<u32, String>> {
-        self.0.body().graph.displays(self.0, keywords).await
+        self.bundle.body().graph.displays(self.bundle, keywords).await
     }
 }

@@ -14,7 +14,7 @@ use std::str::FromStr;
 
 use self::cache::Lru;
 pub use self::lazy::LazySearcher;
-use self::rank::{Allow, Rankings, Reads, Retrieve, no_vectors, rank};
+use self::rank::{Allow, Rankings, Retrieve, no_vectors, rank};
 use serde::{Deserialize, Serialize};
 
 use crate::bundle::{Bundle, Embed, Manifest};
@@ -630,23 +630,11 @@ impl Retrieve for Memory<'_> {
         self.bundle.dense.is_some()
     }
 
-    async fn bm25(
-        &self,
-        terms: &[String],
-        k: usize,
-        _: Reads,
-        allow: Allow<'_>,
-    ) -> Result<Vec<Scored>> {
+    async fn bm25(&self, terms: &[String], k: usize, allow: Allow<'_>) -> Result<Vec<Scored>> {
         Ok(self.bundle.bm25.search(terms, k, allow))
     }
 
-    async fn dense(
-        &self,
-        vector: &[f32],
-        k: usize,
-        _: Reads,
-        allow: Allow<'_>,
-    ) -> Result<Vec<Scored>> {
+    async fn dense(&self, vector: &[f32], k: usize, allow: Allow<'_>) -> Result<Vec<Scored>> {
         match &self.bundle.dense {
             Some(index) => index.search(vector, k, allow),
             None => Err(no_vectors()),

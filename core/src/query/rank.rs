@@ -22,22 +22,10 @@ pub(crate) trait Retrieve {
     fn has_vectors(&self) -> bool;
 
     /// BM25's `k` best for analysed query `terms`.
-    async fn bm25(
-        &self,
-        terms: &[String],
-        k: usize,
-        reads: Reads,
-        allow: Allow<'_>,
-    ) -> Result<Vec<Scored>>;
+    async fn bm25(&self, terms: &[String], k: usize, allow: Allow<'_>) -> Result<Vec<Scored>>;
 
     /// The `k` chunks nearest the query's embedding `vector`.
-    async fn dense(
-        &self,
-        vector: &[f32],
-        k: usize,
-        reads: Reads,
-        allow: Allow<'_>,
-    ) -> Result<Vec<Scored>>;
+    async fn dense(&self, vector: &[f32], k: usize, allow: Allow<'_>) -> Result<Vec<Scored>>;
 
     /// The keyword graph as graph retrieval reads it. One reader serves a whole query, so
     /// what its search read, its bridge finds.
@@ -49,14 +37,6 @@ pub(crate) trait Retrieve {
 
 /// Which chunks a search may return.
 pub(crate) type Allow<'a> = &'a dyn Fn(u32) -> bool;
-
-/// What a search of a bundle read by range may read ([`SearchOptions::probe`] and
-/// [`SearchOptions::bm25_budget`]); a bundle in memory reads it all.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Reads {
-    pub(crate) probe: Option<u32>,
-    pub(crate) bm25_budget: Option<u64>,
-}
 
 /// Ranked lists of one query, per retriever, and their fusion.
 #[derive(Debug, Clone)]
@@ -91,15 +71,14 @@ pub(crate) async fn rank(
         return Err(Error::Query(format!("{query:?} has no searchable words")));
     }
     let depth = options.depth.max(options.k);
-    let reads = Reads { probe: options.probe, bm25_budget: options.bm25_budget };
     let use_bm25 = matches!(options.mode, Mode::Bm25 | Mode::Hybrid);
     let use_graph = matches!(options.mode, Mode::Graph | Mode::Hybrid);
     let bm25 = match use_bm25 {
-        true => data.bm25(&terms, depth, reads, allow).await?,
+        true => data.bm25(&terms, depth, allow).await?,
         false => Vec::new(),
     };
     let dense = match (use_dense, model) {
-        (true, Some(model)) => data.dense(&model.embed(query)?, depth, reads, allow).await?,
+        (true, Some(model)) => data.dense(&model.embed(query)?, depth, allow).await?,
         (true, None) => return Err(no_model()),
         (false, _) => Vec::new(),
     };
