@@ -6,19 +6,19 @@
 use anyhow::{Result, bail};
 use edgerag_cli::models::ModelFiles;
 use edgerag_cli::output;
-use edgerag_core::bundle::ivf::{FLAT_UP_TO, Ivf, IvfParams, PROBE};
+use edgerag_core::bundle::ivf::{FLAT_UP_TO, Ivf, IvfParams, PROBE, REACH};
 use edgerag_core::bundle::paged::{InMemory, PagedFile, PagedWriter, VERSION};
 use serde::Serialize;
 
 use crate::{Latency, SEED, ready, recall, retrieval::SciFact, timed_searches};
 
-/// Partitions probed, the default among them.
-const PROBES: [u32; 5] = [4, 8, PROBE, 32, 64];
+/// Partitions probed; `None`, the default: those within reach of the query ([`REACH`]).
+const PROBES: [Option<u32>; 6] = [Some(4), Some(8), Some(PROBE), Some(32), Some(64), None];
 /// Vectors a partition where one level and two are compared: SciFact then has more than
 /// [`FLAT_UP_TO`] partitions.
 const SMALL: usize = 32;
 /// Partitions probed where one level and two are compared.
-const SMALL_PROBES: [u32; 4] = [16, 32, 64, 128];
+const SMALL_PROBES: [Option<u32>; 5] = [Some(16), Some(32), Some(64), Some(128), None];
 /// Slots of the lists, as builds write them.
 const SLOT: u32 = 16 << 10;
 
@@ -44,7 +44,8 @@ pub(super) struct IndexRun {
 
 #[derive(Debug, Serialize)]
 pub(super) struct ProbeRun {
-    pub(super) probe: u32,
+    /// Partitions probed; `None`: the default, those within reach of the query.
+    pub(super) probe: Option<u32>,
     pub(super) recall_at_10: f64,
     /// Mean ranges and bytes a query reads with an empty cache (the centroids included).
     pub(super) cold_ranges: f64,
@@ -75,7 +76,7 @@ pub(super) fn measure(
     bar.finish_and_clear();
     let queries: Vec<&[f32]> = queries.iter().map(Vec::as_slice).collect();
     let (exact, _) = timed_searches(&queries, |q| dense.search_exact(q, 10, |_| true))?;
-    let run = |params: IvfParams, probes: &[u32]| -> Result<IndexRun> {
+    let run = |params: IvfParams, probes: &[Option<u32>]| -> Result<IndexRun> {
         let addresses: Vec<u32> = (0..dense.len() as u32).collect();
         let start = std::time::Instant::now();
         let mut writer = PagedWriter::new();
@@ -87,7 +88,7 @@ pub(super) fn measure(
         let mut runs = Vec::new();
         for &probe in probes {
             let search = |file: &PagedFile<InMemory, Ivf>, q: &[f32]| {
-                ready(file.body().search(file, q, 10, Some(probe), |_| true))
+                ready(file.body().search(file, q, 10, probe, |_| true))
             };
             let (mut ranges, mut read) = (0u64, 0u64);
             for &q in &queries {
@@ -123,15 +124,15 @@ pub(super) fn measure(
 /// The section of the Markdown report.
 pub(super) fn markdown(r: &PartitionsReport) -> String {
     use crate::format::{bytes, ms, table};
-    // `default`: the index as builds write it, whose default probe is marked.
-    let rows = |runs: &[(&str, &IndexRun)], default: bool| -> Vec<Vec<String>> {
+    let rows = |runs: &[(&str, &IndexRun)]| -> Vec<Vec<String>> {
         let mut rows = Vec::new();
         for (levels, run) in runs {
             for p in &run.probes {
-                let default = if default && p.probe == PROBE { " (default)" } else { "" };
+                let probed =
+                    p.probe.map_or(format!("within {REACH}× (default)"), |p| p.to_string());
                 rows.push(vec![
                     levels.to_string(),
-                    format!("{}{default}", p.probe),
+                    probed,
                     format!("{:.3}", p.recall_at_10),
                     format!("{:.1}", p.cold_ranges),
                     bytes(p.cold_bytes),
@@ -150,7 +151,9 @@ pub(super) fn markdown(r: &PartitionsReport) -> String {
          {} int8 vectors in {} partitions (written in {:.1} s, {} with the centroids), queried \
          with SciFact's {} judged queries embedded; recall@10 is the share of the exact top \
          10 found. A cold query opens the file afresh: it reads the centroids and the lists it \
-         probes, in ranges of whole 16 KB slots.\n\n{}\n\n\
+         probes, in ranges of whole 16 KB slots. By default a query probes the partitions \
+         whose centroid lies within {REACH} times its distance to the nearest one, from a \
+         quarter to twice {PROBE}.\n\n{}\n\n\
          Above {FLAT_UP_TO} partitions, they are grouped in two levels, and a query reads the \
          centroids of the groups nearest it only. The same vectors in partitions of about \
          {SMALL}: {} partitions in one level ({}) against {} in two ({}):\n\n{}",
@@ -159,11 +162,11 @@ pub(super) fn markdown(r: &PartitionsReport) -> String {
         r.default.build_seconds,
         bytes(r.default.bytes as f64),
         r.queries,
-        table(&header, &rows(&[("1", &r.default)], true)),
+        table(&header, &rows(&[("1", &r.default)])),
         one.partitions,
         bytes(one.bytes as f64),
         two.partitions,
         bytes(two.bytes as f64),
-        table(&header, &rows(&[("1", one), ("2", two)], false)),
+        table(&header, &rows(&[("1", one), ("2", two)])),
     )
 }

@@ -419,12 +419,12 @@ fn the_probe_a_search_asks_for_bounds_what_dense_mode_reads() {
     let layout = Layout { ivf, dense_slot: 4 << 10, ..Layout::default() };
     let bytes = bundle.to_paged_bytes(&layout).unwrap();
     let memory = Searcher::new(bundle.clone()).with_embedder(minilm_boxed()).unwrap();
-    let query = "How do you find the MIME type of a file?";
+    let queries = ["How do you find the MIME type of a file?", "Who were the Normans?", "Tesla"];
     let ids = |hits: Vec<Hit>| hits.into_iter().map(|hit| hit.chunk_id).collect::<Vec<_>>();
     // Ten candidates, not a hundred: probing fewer partitions then finds enough.
     let dense = SearchOptions { mode: Mode::Dense, depth: 10, ..SearchOptions::default() };
     // Cold: the hits, and the bytes read for them.
-    let search = |probe| {
+    let search = |query, probe| {
         let lazy = now(LazySearcher::open(InMemory(bytes.clone()), DEFAULT_BUDGET)).unwrap();
         let lazy = lazy.with_embedder(minilm_boxed()).unwrap();
         let before = lazy.io().bytes;
@@ -434,15 +434,25 @@ fn the_probe_a_search_asks_for_bounds_what_dense_mode_reads() {
     };
     let opened = now(LazySearcher::open(InMemory(bytes.clone()), DEFAULT_BUDGET)).unwrap();
     let partitions = opened.bundle().body().dense.as_ref().unwrap().partitions;
-    assert!(partitions > PROBE, "{partitions} partitions");
-    // Every partition probed: the exact nearest, as in memory.
-    let (exact, all) = search(Some(partitions));
-    assert_eq!(exact, ids(memory.search(query, &dense).unwrap()));
-    // The default probe, then one partition: fewer bytes each time.
-    let (default, probed) = search(None);
-    assert!(default.len() == 10 && probed < all, "probing {PROBE} read {probed}, all {all}");
-    let (some, one) = search(Some(1));
-    assert!(some.len() == 10 && one < probed, "probing 1 read {one} bytes, {PROBE} {probed}");
+    assert!(partitions > 2 * PROBE, "{partitions} partitions");
+    // Queries whose default read other than probing PROBE, and less than twice PROBE.
+    let (mut other, mut less) = (0, 0);
+    for query in queries {
+        // Every partition probed: the exact nearest, as in memory.
+        let (exact, all) = search(query, Some(partitions));
+        assert_eq!(exact, ids(memory.search(query, &dense).unwrap()));
+        // By default, the partitions within reach of the query: from a quarter to twice PROBE.
+        let (default, probed) = search(query, None);
+        let (_, most) = search(query, Some(2 * PROBE));
+        let (_, least) = search(query, Some(PROBE / 4));
+        assert!(default.len() == 10 && probed < all, "the default read {probed}, all {all}");
+        assert!((least..=most).contains(&probed), "the default read {probed}, not {least}..{most}");
+        other += usize::from(probed != search(query, Some(PROBE)).1);
+        less += usize::from(probed < most);
+        let (some, one) = search(query, Some(1));
+        assert!(some.len() == 10 && one < least, "probing 1 read {one}, {} {least}", PROBE / 4);
+    }
+    assert!(other > 0 && less > 0, "the default probes a fixed count: {other}, {less}");
 }
 
 /// Checks that the demo bundle laid out as `layout` (which sets header flags `flags`) answers

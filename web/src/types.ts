@@ -28,7 +28,7 @@ export interface SearchOptions {
   denseWeight?: number;
   graphWeight?: number;
   bridgeWeight?: number;
-  /** Dense partitions probed in a bundle read by range (format 4; default: the bundle's, 16). */
+  /** Dense partitions probed in a bundle read by range (format 4; default: those near the query, 4 to 32). */
   probe?: number;
   /** Bytes of postings BM25 may read in a bundle read by range (format 4; default 262144). */
   bm25Budget?: number;

@@ -24,8 +24,8 @@ pub(crate) struct FusionArgs {
     /// Best results that multi-hop expansion starts from.
     #[arg(long, default_value_t = SearchOptions::default().graph.bridge_seeds)]
     bridge_seeds: usize,
-    /// Dense partitions probed in a bundle read by range (format 4; default: the bundle's,
-    /// 16): more find more of the exact nearest, for more bytes a query.
+    /// Dense partitions probed in a bundle read by range (format 4; default: those near the
+    /// query, 4 to 32): more find more of the exact nearest, for more bytes a query.
     #[arg(long, value_name = "PARTITIONS")]
     probe: Option<u32>,
     /// Bytes of postings BM25 may read in a bundle read by range (format 4; default 262144):

@@ -108,10 +108,12 @@ pub struct SearchOptions {
     /// [`KeywordGraph::keywords`]: crate::graph::KeywordGraph::keywords
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub graph_keywords: Option<Vec<u32>>,
-    /// Partitions a dense search of a bundle read by range probes (the bundle's default,
-    /// [`ivf::PROBE`], when `None`): more find more of the exact nearest, for more bytes a
-    /// query. Bundles in memory search their whole HNSW graph and ignore it.
+    /// Partitions a dense search of a bundle read by range probes (when `None`, those within
+    /// [`ivf::REACH`] of the query, from a quarter to twice the bundle's [`ivf::PROBE`]): more
+    /// find more of the exact nearest, for more bytes a query. Bundles in memory search their
+    /// whole HNSW graph and ignore it.
     ///
+    /// [`ivf::REACH`]: crate::bundle::ivf::REACH
     /// [`ivf::PROBE`]: crate::bundle::ivf::PROBE
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub probe: Option<u32>,
