@@ -30,6 +30,7 @@ mod script;
 mod synthetic;
 
 use std::alloc::System;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -405,13 +406,24 @@ fn recall(approx: &[Vec<Scored>], exact: &[Vec<Scored>]) -> f64 {
     shares.sum::<f64>() / exact.len().max(1) as f64
 }
 
-/// What searches from an empty cache read: mean and largest ranges and bytes a search.
-#[derive(Debug, Clone, Copy, Serialize)]
+/// What searches from an empty cache read: mean and largest ranges and bytes a search, and,
+/// where known, each section's share (most bytes first).
+#[derive(Debug, Clone, Serialize)]
 struct ColdReads {
     cold_ranges: f64,
     cold_ranges_max: u64,
     cold_bytes: f64,
     cold_bytes_max: u64,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    sections: Vec<SectionReads>,
+}
+
+/// What searches read of one section: mean ranges and bytes a search.
+#[derive(Debug, Clone, Serialize)]
+struct SectionReads {
+    section: String,
+    ranges: f64,
+    bytes: f64,
 }
 
 impl ColdReads {
@@ -424,6 +436,7 @@ impl ColdReads {
             cold_ranges_max: ranges.max().unwrap_or(0),
             cold_bytes: bytes.clone().sum::<u64>() as f64 / n,
             cold_bytes_max: bytes.max().unwrap_or(0),
+            sections: Vec::new(),
         }
     }
 }
@@ -436,6 +449,8 @@ fn cold_searches<S: RangeSource>(
     done: &dyn Fn(),
 ) -> Result<(ColdReads, Vec<f64>)> {
     let (mut reads, mut ms) = (Vec::with_capacity(runs.len()), Vec::with_capacity(runs.len()));
+    // Ranges and bytes of each section, over every search (opening reads none).
+    let mut sections: BTreeMap<String, (u64, u64)> = BTreeMap::new();
     for &(query, options) in runs {
         let cold = open()?;
         let before = cold.io();
@@ -444,9 +459,25 @@ fn cold_searches<S: RangeSource>(
         ms.push(start.elapsed().as_secs_f64() * 1e3);
         let after = cold.io();
         reads.push((after.requests - before.requests, after.bytes - before.bytes));
+        let bundle = cold.bundle();
+        for (section, io) in bundle.sections().iter().zip(bundle.section_io()) {
+            let sum = sections.entry(section.name.clone()).or_default();
+            (sum.0, sum.1) = (sum.0 + io.requests, sum.1 + io.bytes);
+        }
         done();
     }
-    Ok((ColdReads::of(&reads), ms))
+    let n = runs.len().max(1) as f64;
+    let mut sections: Vec<SectionReads> = sections
+        .into_iter()
+        .filter(|(_, (ranges, _))| *ranges > 0)
+        .map(|(section, (ranges, bytes))| SectionReads {
+            section,
+            ranges: ranges as f64 / n,
+            bytes: bytes as f64 / n,
+        })
+        .collect();
+    sections.sort_by(|a, b| b.bytes.total_cmp(&a.bytes));
+    Ok((ColdReads { sections, ..ColdReads::of(&reads) }, ms))
 }
 
 /// Latency percentiles and throughput of per-query milliseconds.

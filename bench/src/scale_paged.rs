@@ -299,6 +299,20 @@ pub(super) fn markdown(reports: &[super::scale::ScaleReport]) -> String {
             ]);
         }
     }
+    // Where the cold queries of the largest bundle, from its file, read.
+    let largest = reports.iter().max_by_key(|r| r.chunks);
+    let shares: Vec<Vec<String>> = largest
+        .into_iter()
+        .flat_map(|r| &r.paged.modes)
+        .map(|m| {
+            let sections = m
+                .reads
+                .sections
+                .iter()
+                .map(|s| format!("{} {} in {:.1}", s.section, bytes(s.bytes), s.ranges));
+            vec![m.mode.to_string(), sections.collect::<Vec<_>>().join("; ")]
+        })
+        .collect();
     format!(
         "\n### The same bundles in format 4, read by range\n\n\
          Each bundle converted to format 4 (default layout) and written to a local file, read \
@@ -311,7 +325,9 @@ pub(super) fn markdown(reports: &[super::scale::ScaleReport]) -> String {
          the heap, cache included.\n\n{}\n\
          A cold query opens the file afresh (what opening reads left out); a warm one finds \
          the pages its mode's queries read cached. Dense and hybrid queries are embedded by the \
-         real model either way.\n\n{}",
+         real model either way.\n\n{}\n\
+         What a cold query of the largest bundle reads from its file, by section (bytes in \
+         ranges, a query on average):\n\n{}",
         bytes(lexicon::BUDGET as f64),
         bytes(DEFAULT_BUDGET as f64),
         table(
@@ -338,6 +354,7 @@ pub(super) fn markdown(reports: &[super::scale::ScaleReport]) -> String {
                 "warm p50 / p99"
             ],
             &modes
-        )
+        ),
+        table(&["mode", "sections"], &shares)
     )
 }

@@ -46,6 +46,8 @@ pub struct PagedFile<S, B> {
     starts: Vec<u64>,
     cache: Mutex<PageCache>,
     io: Mutex<Io>,
+    /// What reading each section's slots has cost, in the order of `sections`.
+    section_io: Mutex<Vec<Io>>,
 }
 
 impl<S: RangeSource, B: DeserializeOwned> PagedFile<S, B> {
@@ -92,7 +94,8 @@ impl<S: RangeSource, B: DeserializeOwned> PagedFile<S, B> {
             })?;
         }
         let cache = Mutex::new(PageCache::new(budget));
-        Ok(Self { source, flags: header.flags, body, sections, starts, cache, io })
+        let section_io = Mutex::new(vec![Io::default(); sections.len()]);
+        Ok(Self { source, flags: header.flags, body, sections, starts, cache, io, section_io })
     }
 }
 
@@ -121,6 +124,12 @@ impl<S: RangeSource, B> PagedFile<S, B> {
     /// What reading has cost since the file was opened, opening included.
     pub fn io(&self) -> Io {
         *lock(&self.io)
+    }
+
+    /// What reading each section's slots has cost since the file was opened, in the order of
+    /// [`sections`](Self::sections) (opening reads none of them).
+    pub fn section_io(&self) -> Vec<Io> {
+        lock(&self.section_io).clone()
     }
 
     /// Bytes of pages in the cache.
@@ -173,6 +182,10 @@ impl<S: RangeSource, B> PagedFile<S, B> {
             .map(|run| start + u64::from(run.start) * size..start + u64::from(run.end) * size)
             .collect();
         let read = read_counted(&self.source, &ranges, &self.io).await?;
+        if let Some(io) = lock(&self.section_io).get_mut(section as usize) {
+            io.requests += ranges.len() as u64;
+            io.bytes += read.iter().map(|bytes| bytes.len() as u64).sum::<u64>();
+        }
         let capacity = listed.capacity();
         for ((run, range), bytes) in runs.into_iter().zip(ranges).zip(read) {
             if bytes.len() as u64 != range.end - range.start {
