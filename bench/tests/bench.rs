@@ -49,6 +49,14 @@ fn bench_reports_latency_per_mode_and_exact_recall_at_small_scale() {
         (paged["held_bytes"].as_u64().unwrap(), paged["memory_bytes"].as_u64().unwrap());
     assert!(held > 0 && memory >= held, "{paged}");
     assert_eq!(paged["open_requests"], 1);
+    // What each section's slots cost a cold query adds up to what the query read.
+    for m in paged["modes"].as_array().unwrap() {
+        let sections = m["sections"].as_array().unwrap();
+        let sum = |field| sections.iter().map(|s| s[field].as_f64().unwrap()).sum::<f64>();
+        assert!((sum("ranges") - m["cold_ranges"].as_f64().unwrap()).abs() < 1e-6, "{m}");
+        assert!((sum("bytes") - m["cold_bytes"].as_f64().unwrap()).abs() < 1e-3, "{m}");
+        assert!(sections.iter().any(|s| s["section"] == "chunks"), "results are read: {m}");
+    }
 }
 
 #[test]
