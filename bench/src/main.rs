@@ -459,9 +459,8 @@ fn cold_searches<S: RangeSource>(
         ms.push(start.elapsed().as_secs_f64() * 1e3);
         let after = cold.io();
         reads.push((after.requests - before.requests, after.bytes - before.bytes));
-        let bundle = cold.bundle();
-        for (section, io) in bundle.sections().iter().zip(bundle.section_io()) {
-            let sum = sections.entry(section.name.clone()).or_default();
+        for (section, io) in cold.bundle().reads().sections {
+            let sum = sections.entry(section).or_default();
             (sum.0, sum.1) = (sum.0 + io.requests, sum.1 + io.bytes);
         }
         done();
@@ -469,7 +468,6 @@ fn cold_searches<S: RangeSource>(
     let n = runs.len().max(1) as f64;
     let mut sections: Vec<SectionReads> = sections
         .into_iter()
-        .filter(|(_, (ranges, _))| *ranges > 0)
         .map(|(section, (ranges, bytes))| SectionReads {
             section,
             ranges: ranges as f64 / n,

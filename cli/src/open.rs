@@ -5,7 +5,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 use edgerag_cli::source::{self, BundleSource};
-use edgerag_core::bundle::paged::Io;
+use edgerag_core::bundle::paged::Reads;
 use edgerag_core::query::LazySearcher;
 use edgerag_core::{Error, Mode, Searcher};
 use serde::Serialize;
@@ -49,21 +49,22 @@ pub(crate) fn open(location: &str, model: &ModelArgs, mode: Mode, quiet: bool) -
 }
 
 impl Opened {
-    /// What reading the bundle has cost, opening included, when it is read by range.
-    pub(crate) fn io(&self) -> Option<Io> {
+    /// What reading the bundle has cost, opening included, and each section's share, when it
+    /// is read by range.
+    pub(crate) fn io(&self) -> Option<Reads> {
         match self {
-            Self::ByRange(searcher) => Some(searcher.io()),
+            Self::ByRange(searcher) => Some(searcher.reads()),
             Self::Whole(_) => None,
         }
     }
 }
 
 /// What `--json` prints: a command's `output`, and for a bundle read by range what reading it
-/// cost (opening included).
+/// cost (opening included) and each section's share.
 #[derive(Debug, Serialize)]
 pub(crate) struct WithIo<'a, T> {
     #[serde(flatten)]
     pub(crate) output: &'a T,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) io: Option<Io>,
+    pub(crate) io: Option<Reads>,
 }

@@ -68,6 +68,12 @@ fn a_converted_bundle_searches_as_the_bundle_read_whole_and_as_one_built_so() {
             let io = got.as_object_mut().unwrap().remove("io").unwrap();
             assert!(io["requests"].as_u64().unwrap() > 1, "{io}");
             assert!(io["bytes"].as_u64().unwrap() < std::fs::metadata(paged).unwrap().len());
+            // Each section's share: all but the one read that opened the file.
+            let sections = io["sections"].as_object().unwrap();
+            let sum = |field| sections.values().map(|s| s[field].as_u64().unwrap()).sum::<u64>();
+            assert_eq!(sum("requests") + 1, io["requests"].as_u64().unwrap(), "{io}");
+            assert!(sum("bytes") < io["bytes"].as_u64().unwrap(), "{io}");
+            assert!(sections.contains_key("chunks"), "the results are read: {io}");
             assert_eq!(got, expected, "{mode}, {query:?}");
             assert!(expected.get("io").is_none());
         }

@@ -8,7 +8,7 @@ use super::rank::{self, Allow, Retrieve, no_vectors, rank};
 use super::{Corpus, Explanation, Hit, KeywordCandidate, QueryModel, Rankings, SearchOptions};
 use crate::Result;
 use crate::bundle::lazy::{self, LazyBundle};
-use crate::bundle::paged::{Io, RangeSource};
+use crate::bundle::paged::{Io, RangeSource, Reads};
 use crate::bundle::{Embed, Manifest, StoredChunk};
 use crate::bundle::{filters, lexicon};
 use crate::graph::data::GraphData;
@@ -68,6 +68,12 @@ impl<S: RangeSource> LazySearcher<S> {
     /// What reading has cost since the bundle was opened, opening included.
     pub fn io(&self) -> Io {
         self.bundle.io()
+    }
+
+    /// What reading has cost since the bundle was opened, opening included, and each
+    /// section's share of it.
+    pub fn reads(&self) -> Reads {
+        self.bundle.reads()
     }
 
     /// Whether dense retrieval is available (the bundle has vectors and a model is loaded).

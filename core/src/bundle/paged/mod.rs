@@ -48,7 +48,7 @@ mod write;
 use serde::{Deserialize, Serialize};
 
 pub use cache::PageCache;
-pub use read::{Io, MAX_STREAM_READ, MIN_STREAM_SLOT, OPEN_READ, PagedFile, VERSION};
+pub use read::{Io, MAX_STREAM_READ, MIN_STREAM_SLOT, OPEN_READ, PagedFile, Reads, VERSION};
 pub use source::{InMemory, RangeSource, ready_now};
 pub use write::PagedWriter;
 

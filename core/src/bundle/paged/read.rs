@@ -1,7 +1,7 @@
 //! Reading a paged file by range: the directory on opening, then only the slots asked for,
 //! each checked against its section's root and kept in a [`PageCache`].
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ops::Range;
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -31,6 +31,17 @@ pub struct Io {
     pub requests: u64,
     /// Bytes read.
     pub bytes: u64,
+}
+
+/// What reading has cost ([`Io`]), and each section's share of it: the sections read, by
+/// name. Opening reads no section.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Reads {
+    /// Ranges and bytes read in all.
+    #[serde(flatten)]
+    pub total: Io,
+    /// Ranges and bytes of the slots of each section read.
+    pub sections: BTreeMap<String, Io>,
 }
 
 /// A paged file opened from a [`RangeSource`]: its directory in memory, its slots read when
@@ -126,10 +137,17 @@ impl<S: RangeSource, B> PagedFile<S, B> {
         *lock(&self.io)
     }
 
-    /// What reading each section's slots has cost since the file was opened, in the order of
-    /// [`sections`](Self::sections) (opening reads none of them).
-    pub fn section_io(&self) -> Vec<Io> {
-        lock(&self.section_io).clone()
+    /// What reading has cost since the file was opened, opening included, and each section's
+    /// share of it.
+    pub fn reads(&self) -> Reads {
+        let mut sections: BTreeMap<String, Io> = BTreeMap::new();
+        for (section, io) in self.sections.iter().zip(lock(&self.section_io).iter()) {
+            if io.requests > 0 {
+                let sum = sections.entry(section.name.clone()).or_default();
+                (sum.requests, sum.bytes) = (sum.requests + io.requests, sum.bytes + io.bytes);
+            }
+        }
+        Reads { total: self.io(), sections }
     }
 
     /// Bytes of pages in the cache.

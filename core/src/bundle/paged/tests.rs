@@ -85,14 +85,15 @@ fn slots_are_read_back_as_written_a_range_per_run_and_cached() {
     let got = now(paged.slots(2, &[last])).unwrap();
     assert_eq!(*got[0], *padded(&paragraphs[last as usize], &paged.sections()[2]));
     assert_eq!(now(paged.slots(1, &[])).unwrap().len(), 0);
-    // Each section's share of what was read, opening left out.
+    // Each section's share of what was read (the sections read), opening left out.
     let slot = |section: usize| u64::from(paged.sections()[section].slot);
-    let shares =
-        [Io { requests: 3, bytes: 5 * slot(0) }, Io::default(), Io { requests: 1, bytes: slot(2) }];
-    assert_eq!(paged.section_io(), shares);
-    let total = paged.io();
-    assert_eq!(total.requests - opened.requests, 4);
-    assert_eq!(total.bytes - opened.bytes, 5 * slot(0) + slot(2));
+    let reads = paged.reads();
+    let lines = Io { requests: 3, bytes: 5 * slot(0) };
+    let last = Io { requests: 1, bytes: slot(2) };
+    let shares = [("lines".to_owned(), lines), ("paragraphs".to_owned(), last)];
+    assert_eq!(reads.sections, shares.into_iter().collect());
+    assert_eq!(reads.total.requests - opened.requests, 4);
+    assert_eq!(reads.total.bytes - opened.bytes, 5 * slot(0) + slot(2));
 }
 
 #[test]
