@@ -1,7 +1,7 @@
 //! Bundle format: round trip, header checks, corruption, truncation, the stored fixture.
 
 use edgerag_core::bundle::lazy::{DEFAULT_BUDGET, Layout};
-use edgerag_core::bundle::paged::InMemory;
+use edgerag_core::bundle::paged::{InMemory, NAMED};
 use edgerag_core::bundle::{
     FORMAT_VERSION, HEADER_LEN, MAGIC, MIN_READER_VERSION, Manifest, paged,
 };
@@ -246,12 +246,17 @@ fn stored_v4_bundle_searches_as_the_v3_bundle_it_was_made_from() {
     let filtered = SearchOptions { filter, ..SearchOptions::default() };
     let error = now(lazy.search("conquest", &filtered)).unwrap_err();
     assert!(error.to_string().contains("no filter table"), "{error}");
-    let rewritten = open(&whole.bundle().to_paged_bytes(&Layout::default()).unwrap()).unwrap();
+    let named = whole.bundle().to_paged_bytes(&Layout::default()).unwrap();
+    let rewritten = open(&named).unwrap();
     for query in ["conquest", "Rollo swore fealty"] {
         let expected = shown(whole.search(query, &filtered).unwrap());
         assert!(!expected.is_empty() && expected.iter().all(|(_, _, title, _)| title == "Normans"));
         assert_eq!(shown(now(rewritten.search(query, &filtered)).unwrap()), expected);
     }
+    // Written now, its links name the keywords that are names (see the graph's tests), and it
+    // is the stored fixture of that layout.
+    assert_eq!((lazy.bundle().flags() & NAMED, rewritten.bundle().flags() & NAMED), (0, NAMED));
+    assert!(named == common::fixture("bundle-v4-named.bundle"), "the layout changed: see README");
     // A changed byte in a slot is refused, naming the slot and its section; so is a slot the
     // file ends before.
     let store = lazy.bundle().body().store;

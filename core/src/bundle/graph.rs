@@ -22,9 +22,11 @@
 //!   sharing a prefix are one span. The `words` section lists each word and where its entry
 //!   lies, in order, and the directory keeps each of its slots' first word. Words in more
 //!   keywords than loose matching follows are left out.
-//! - **Links** (section `links`): per chunk, in chunk order, its keywords with their weights
-//!   and the chunks before and after it in its document; the directory keeps each slot's
-//!   first chunk address.
+//! - **Links** (section `links`): per chunk, in chunk order, its keywords with their weights,
+//!   the chunks before and after it in its document, and which of its keywords are names
+//!   (files with [`NAMED`]: the multi-hop expansion looks for bridges among the names of the
+//!   chunks it starts from, and reads their nodes only; without it, the nodes of all their
+//!   keywords); the directory keeps each slot's first chunk address.
 //!
 //! Where the first keys of a section's slots are too many for the directory, they lie in a
 //! section of their own ([`routes`](super::paged::routes)), read as a lookup needs them: a
@@ -49,7 +51,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use super::paged::routes::Routes;
-use super::paged::{MAX_STREAM_READ, PagedFile, PagedWriter, RangeSource};
+use super::paged::{MAX_STREAM_READ, NAMED, PagedFile, PagedWriter, RangeSource};
 use crate::graph::data::{ChunkLinks, GraphData, KeywordInfo, WordEntry, WordProbe};
 use crate::graph::search::{self, Start};
 use crate::graph::{GraphHit, GraphIndex, GraphSearch, KeywordGraph, MAX_LOOSE};
@@ -118,6 +120,16 @@ struct Links {
     address: u32,
     keywords: Vec<(u32, f32)>,
     neighbours: Vec<u32>,
+    /// Those of `keywords` that are names, ascending (files with [`NAMED`]).
+    names: Vec<u32>,
+}
+
+/// A chunk's links as files without [`NAMED`] store them.
+#[derive(Debug, Deserialize)]
+struct Unnamed {
+    address: u32,
+    keywords: Vec<(u32, f32)>,
+    neighbours: Vec<u32>,
 }
 
 impl PagedGraph {
@@ -173,7 +185,7 @@ impl PagedGraph {
         let keyword_routes = writer.routes(keywords, slot, keyword_routes)?;
         let appearances = writer.stream("appearances", slot, &stream)?;
         let (words, word_routes, word_data) = write_words(writer, index, &nodes, &lists, slot)?;
-        let (links, link_routes) = write_links(writer, index, addresses, slot)?;
+        let (links, link_routes) = write_links(writer, index, graph, addresses, slot)?;
         Ok(Self {
             chunks: addresses.len() as u32,
             keywords,
@@ -304,16 +316,19 @@ fn write_words(
     Ok((section, routes, writer.stream("word data", slot, &data)?))
 }
 
-/// Writes section `links`, chunk `i` being at `addresses[i]`; returns it and the first chunk
-/// address of each of its slots.
+/// Writes section `links` (and sets [`NAMED`]), chunk `i` being at `addresses[i]`; returns it
+/// and the first chunk address of each of its slots.
 fn write_links(
     writer: &mut PagedWriter,
     index: &GraphIndex,
+    graph: &KeywordGraph,
     addresses: &[u32],
     slot: u32,
 ) -> Result<(u32, Vec<u32>)> {
     // The index only links chunks below its count, which `addresses` covers.
     let address = |chunk: u32| addresses[chunk as usize];
+    let is_name =
+        |k: u32| graph.keywords.get(k as usize).is_some_and(|n| n.kind == KeywordKind::Name);
     let links: Vec<Links> = (0..addresses.len() as u32)
         .map(|chunk| {
             let mut keywords: Vec<(u32, f32)> = index.keywords_of(chunk).collect();
@@ -321,10 +336,12 @@ fn write_links(
             let mut neighbours: Vec<u32> =
                 index.neighbours_in_document(chunk).map(address).collect();
             neighbours.sort_unstable();
-            Links { address: address(chunk), keywords, neighbours }
+            let names = keywords.iter().map(|&(k, _)| k).filter(|&k| is_name(k)).collect();
+            Links { address: address(chunk), keywords, neighbours, names }
         })
         .collect();
     let (section, firsts) = writer.records("links", slot, &links)?;
+    writer.flag(NAMED);
     let routes =
         writer.routes(section, slot, firsts.into_iter().map(|f| links[f].address).collect())?;
     Ok((section, routes))
@@ -543,18 +560,46 @@ impl<S: RangeSource, B> GraphData for Reader<'_, S, B> {
             .zip(located)
             .filter_map(|(&c, found)| found.map(|(slot, _)| (c, slot)))
             .collect();
-        let slots = self.records::<Links>(self.graph.links, routed.iter().map(|r| r.1)).await?;
+        let slots = routed.iter().map(|r| r.1);
+        let named = self.file.flags() & NAMED != 0;
+        let slots: BTreeMap<u32, Vec<Links>> = match named {
+            true => self.records(self.graph.links, slots).await?,
+            false => {
+                let unnamed = self.records::<Unnamed>(self.graph.links, slots).await?;
+                let links = |l: Unnamed| Links {
+                    address: l.address,
+                    keywords: l.keywords,
+                    neighbours: l.neighbours,
+                    names: Vec::new(),
+                };
+                let slot = |(slot, unnamed): (u32, Vec<Unnamed>)| {
+                    (slot, unnamed.into_iter().map(links).collect())
+                };
+                unnamed.into_iter().map(slot).collect()
+            }
+        };
         let mut found = HashMap::new();
         for (chunk, slot) in routed {
             let Some(links) = slots.get(&slot).and_then(|s| s.iter().find(|l| l.address == chunk))
             else {
                 continue;
             };
-            if !increasing(links.keywords.iter().map(|k| k.0)) || !increasing(&links.neighbours) {
+            let holds = |k: &u32| links.keywords.binary_search_by_key(k, |&(k, _)| k).is_ok();
+            if !increasing(links.keywords.iter().map(|k| k.0))
+                || !increasing(&links.neighbours)
+                || !increasing(&links.names)
+                || !links.names.iter().all(holds)
+            {
                 return Err(does_not_add_up(format!("the links of chunk {chunk}")));
             }
-            let (keywords, neighbours) = (links.keywords.clone(), links.neighbours.clone());
-            found.insert(chunk, ChunkLinks { keywords, neighbours });
+            found.insert(
+                chunk,
+                ChunkLinks {
+                    keywords: links.keywords.clone(),
+                    neighbours: links.neighbours.clone(),
+                    names: named.then(|| links.names.clone()),
+                },
+            );
         }
         Ok(found)
     }
@@ -566,11 +611,21 @@ mod tests {
     use crate::bundle::paged::{InMemory, VERSION, now};
 
     /// A graph of one keyword `a` (its list `list`, SIMILAR_TO itself twice when `similar`) in
-    /// chunks whose links name their keywords `keywords`.
+    /// chunks whose links name their keywords `keywords`, none of them names.
     fn file_with(
         list: Vec<(u32, f32)>,
         similar: Vec<(u32, f32)>,
         keywords: Vec<(u32, f32)>,
+    ) -> PagedFile<InMemory, PagedGraph> {
+        named(list, similar, keywords, vec![])
+    }
+
+    /// [`file_with`], the links saying that `names` of their keywords are names.
+    fn named(
+        list: Vec<(u32, f32)>,
+        similar: Vec<(u32, f32)>,
+        keywords: Vec<(u32, f32)>,
+        names: Vec<u32>,
     ) -> PagedFile<InMemory, PagedGraph> {
         let mut writer = PagedWriter::new();
         let stream = postcard::to_allocvec(&list).unwrap();
@@ -587,8 +642,14 @@ mod tests {
         let appearances = writer.stream("appearances", 4096, &stream).unwrap();
         let (words, _) = writer.records::<Word>("words", 4096, &[]).unwrap();
         let word_data = writer.stream("word data", 4096, &[]).unwrap();
-        let chunk = |address| Links { address, keywords: keywords.clone(), neighbours: vec![] };
+        let chunk = |address| Links {
+            address,
+            keywords: keywords.clone(),
+            neighbours: vec![],
+            names: names.clone(),
+        };
         let (links, _) = writer.records("links", 4096, &[chunk(0), chunk(1)]).unwrap();
+        writer.flag(NAMED);
         let graph = PagedGraph {
             chunks: 2,
             keywords: keywords_section,
@@ -623,6 +684,13 @@ mod tests {
         let similar = vec![(0, 0.9), (0, 0.8)];
         assert!(refused(file_with(list.clone(), similar, one)).contains("SIMILAR_TO"));
         let keywords = vec![(0, 1.0), (0, 1.0)];
-        assert!(refused(file_with(list, vec![], keywords)).contains("the links of chunk"));
+        assert!(refused(file_with(list.clone(), vec![], keywords)).contains("the links of chunk"));
+        // Names that are not among the chunk's keywords, or named twice.
+        let one = vec![(0, 1.0)];
+        assert_eq!(search(&named(list.clone(), vec![], one.clone(), vec![0])).unwrap(), [0, 1]);
+        for names in [vec![1], vec![0, 0]] {
+            let file = named(list.clone(), vec![], one.clone(), names);
+            assert!(refused(file).contains("the links of chunk"));
+        }
     }
 }

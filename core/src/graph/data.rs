@@ -35,6 +35,9 @@ pub(crate) struct ChunkLinks {
     pub(crate) keywords: Vec<(u32, f32)>,
     /// The chunks before and after it in its document (NEXT either way).
     pub(crate) neighbours: Vec<u32>,
+    /// Those of its keywords that are names, ascending; `None` when the graph does not tell
+    /// (a paged bundle written before its links did), and a search must read their nodes.
+    pub(crate) names: Option<Vec<u32>>,
 }
 
 /// A lookup in the word index: the entry of `text` itself, or, with `prefix`, of every word
@@ -142,9 +145,16 @@ impl GraphData for InMemory<'_> {
 
     fn links(&self, chunks: &[u32]) -> impl Future<Output = Result<HashMap<u32, ChunkLinks>>> {
         let known = chunks.iter().filter(|&&c| (c as usize) < self.index.chunks);
-        let links = |c: u32| ChunkLinks {
-            keywords: self.index.keywords_of(c).collect(),
-            neighbours: self.index.neighbours_in_document(c).collect(),
+        let is_name = |k: u32| {
+            self.graph.keywords.get(k as usize).is_some_and(|n| n.kind == KeywordKind::Name)
+        };
+        let links = |c: u32| {
+            let keywords: Vec<(u32, f32)> = self.index.keywords_of(c).collect();
+            let mut names: Vec<u32> =
+                keywords.iter().map(|&(k, _)| k).filter(|&k| is_name(k)).collect();
+            names.sort_unstable();
+            let neighbours = self.index.neighbours_in_document(c).collect();
+            ChunkLinks { keywords, neighbours, names: Some(names) }
         };
         ready(Ok(known.map(|&c| (c, links(c))).collect()))
     }

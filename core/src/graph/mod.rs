@@ -695,6 +695,73 @@ mod tests {
         assert_eq!(only_2.iter().map(|h| h.chunk).collect::<Vec<_>>(), [2]);
     }
 
+    /// The graph in memory, counting the keyword nodes a search asks for, its chunks' names
+    /// hidden when `hide` (as a paged bundle written before its links named them).
+    struct Counting<'a> {
+        inner: data::InMemory<'a>,
+        hide: bool,
+        asked: std::cell::RefCell<Vec<u32>>,
+    }
+
+    impl data::GraphData for Counting<'_> {
+        fn chunk_count(&self) -> u32 {
+            self.inner.chunk_count()
+        }
+
+        async fn find(&self, keys: &[String]) -> Result<Vec<u32>> {
+            self.inner.find(keys).await
+        }
+
+        async fn words(
+            &self,
+            probes: &[data::WordProbe<'_>],
+            limit: usize,
+        ) -> Result<Vec<Vec<data::WordEntry>>> {
+            self.inner.words(probes, limit).await
+        }
+
+        async fn keywords(&self, keywords: &[u32]) -> Result<HashMap<u32, data::KeywordInfo>> {
+            self.asked.borrow_mut().extend(keywords);
+            self.inner.keywords(keywords).await
+        }
+
+        async fn appearances(&self, keywords: &[u32]) -> Result<HashMap<u32, Vec<(u32, f32)>>> {
+            self.inner.appearances(keywords).await
+        }
+
+        async fn links(&self, chunks: &[u32]) -> Result<HashMap<u32, data::ChunkLinks>> {
+            let mut links = self.inner.links(chunks).await?;
+            for link in links.values_mut().filter(|_| self.hide) {
+                link.names = None;
+            }
+            Ok(links)
+        }
+    }
+
+    #[test]
+    fn the_bridge_reads_the_nodes_of_the_seeds_names_only_when_their_links_name_them() {
+        let f = fixture();
+        let seeds = [Scored { chunk: 0, score: 2.0 }, Scored { chunk: 4, score: 1.0 }];
+        let query = "When was the oldest Polish academic centre established?";
+        let bridge = |hide| {
+            let data = Counting { inner: f.index.data(&f.graph), hide, asked: Default::default() };
+            let hits = search::bridge(&data, query, &f.analyzer, &seeds, &|_| true);
+            let hits = crate::bundle::paged::ready_now(hits).unwrap().unwrap();
+            (hits, data.asked.into_inner())
+        };
+        let ((named, asked), (unnamed, all)) = (bridge(false), bridge(true));
+        assert!(!named.is_empty());
+        assert_eq!(named, unnamed);
+        // Without names, the nodes of every keyword of the seeds; with them, not those of the
+        // seeds' keywords that are not names, and nothing else.
+        let kind = |k: &u32| f.graph.keywords[*k as usize].kind;
+        let in_seeds =
+            |k: &u32| seeds.iter().any(|s| f.index.keywords_of(s.chunk).any(|x| x.0 == *k));
+        let skipped: Vec<&u32> = all.iter().filter(|k| !asked.contains(k)).collect();
+        assert!(!skipped.is_empty() && asked.iter().all(|k| all.contains(k)), "{asked:?} {all:?}");
+        assert!(skipped.iter().all(|k| in_seeds(k) && kind(k) != KeywordKind::Name), "{skipped:?}");
+    }
+
     #[test]
     fn bridges_are_names_not_acronyms() {
         let f = fixture_of(&[

@@ -251,9 +251,16 @@ pub(crate) async fn bridge<D: GraphData>(
 ) -> Result<Vec<Scored>> {
     let matches = match_keywords(data, query, analyzer).await?;
     let links = data.links(&sorted_unique(seeds.iter().map(|s| s.chunk))).await?;
-    let in_seeds = links.values().flat_map(|l| l.keywords.iter().map(|&(k, _)| k));
-    let mut nodes =
-        data.keywords(&sorted_unique(in_seeds.filter(|&k| !matches.contains(k)))).await?;
+    // The keywords of the seeds that may be bridges: their names, where the links tell them.
+    let mut in_seeds: Vec<u32> = Vec::new();
+    for link in links.values() {
+        match &link.names {
+            Some(names) => in_seeds.extend(names),
+            None => in_seeds.extend(link.keywords.iter().map(|&(k, _)| k)),
+        }
+    }
+    in_seeds.retain(|&k| !matches.contains(k));
+    let mut nodes = data.keywords(&sorted_unique(in_seeds)).await?;
     let is_bridge = |k: u32, nodes: &HashMap<u32, KeywordInfo>| {
         nodes.get(&k).is_some_and(|n| n.kind == KeywordKind::Name) && !matches.contains(k)
     };

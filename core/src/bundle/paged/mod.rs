@@ -11,7 +11,7 @@
 //! | 0  | 8  | magic `b"EDGERAG\0"` |
 //! | 8  | 2  | `version` |
 //! | 10 | 2  | `min_reader` |
-//! | 12 | 4  | flags: [`ROUTED`] or 0 |
+//! | 12 | 4  | flags: [`ROUTED`], [`NAMED`], both or 0 |
 //! | 16 | 8  | directory length `D` |
 //! | 24 | 32 | BLAKE3 hash of the directory |
 //! | 56 | `D` | directory: [`Directory`] encoded with postcard |
@@ -58,6 +58,13 @@ use crate::{Error, Result};
 /// it refuse the file, which they would misread; files without such sections leave it unset
 /// and read as before.
 pub const ROUTED: u32 = 1;
+/// Header flag: the links of each chunk name which of its keywords are names
+/// ([`super::graph`]), so that the multi-hop expansion reads the nodes of those only. Readers
+/// that predate it refuse the file, whose links they would not decode; files without it read
+/// as before.
+pub const NAMED: u32 = 2;
+/// The header flags this reader understands.
+pub const FLAGS: u32 = ROUTED | NAMED;
 /// The largest slot a reader accepts.
 pub const MAX_SLOT: u32 = 16 << 20;
 /// The longest directory a reader accepts.

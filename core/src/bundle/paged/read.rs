@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::cache::Key;
-use super::{Directory, MAX_DIRECTORY, PageCache, ROUTED, RangeSource, SectionRef, merkle};
+use super::{Directory, FLAGS, MAX_DIRECTORY, PageCache, RangeSource, SectionRef, merkle};
 use crate::bundle::{HEADER_LEN, parse_header};
 use crate::{Error, Result};
 
@@ -74,7 +74,7 @@ impl<S: RangeSource, B: DeserializeOwned> PagedFile<S, B> {
     pub async fn open(source: S, budget: usize) -> Result<Self> {
         let io = Mutex::new(Io::default());
         let mut bytes = read_one(&source, 0..OPEN_READ, &io).await?;
-        let header = parse_header(&bytes, bytes.len() as u64, (VERSION, VERSION), ROUTED)?;
+        let header = parse_header(&bytes, bytes.len() as u64, (VERSION, VERSION), FLAGS)?;
         if header.payload_len > MAX_DIRECTORY {
             return Err(Error::Decode(format!(
                 "header: a directory of {} bytes (at most {MAX_DIRECTORY} are read)",
@@ -116,7 +116,7 @@ impl<S: RangeSource, B> PagedFile<S, B> {
         &self.body
     }
 
-    /// The header's flags ([`ROUTED`]).
+    /// The header's flags ([`FLAGS`]).
     pub fn flags(&self) -> u32 {
         self.flags
     }

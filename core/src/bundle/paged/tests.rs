@@ -199,11 +199,12 @@ fn only_paged_versions_open_and_hostile_directories_are_refused() {
     assert!(matches!(open(whole, 1 << 20), Err(Error::TooOld { found: 3, .. })));
     let newer = PagedWriter::new().finish(0u8, VERSION + 1, VERSION + 1).unwrap();
     assert!(matches!(open(&newer, 1 << 20), Err(Error::TooNew { .. })));
-    // A flag this reader does not define: the file is laid out in a way it cannot read.
+    // A flag this reader does not define (the next bit): the file is laid out in a way it
+    // cannot read.
     let mut flagged = PagedWriter::new().finish(0u8, VERSION, VERSION).unwrap();
-    flagged[12..16].copy_from_slice(&(ROUTED << 1).to_le_bytes());
+    flagged[12..16].copy_from_slice(&(FLAGS + 1).to_le_bytes());
     let error = open(&flagged, 1 << 20).unwrap_err().to_string();
-    assert!(error.contains("flags 0x00000002 are set"), "{error}");
+    assert!(error.contains("flags 0x00000004 are set"), "{error}");
     assert!((FORMAT_VERSION, MIN_READER_VERSION) < (VERSION, VERSION));
 
     // Directories whose hash holds but whose sections do not.

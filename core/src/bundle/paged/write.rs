@@ -173,6 +173,12 @@ impl PagedWriter {
         Ok(starts.into_iter().map(|start| records[start].1.clone()).collect())
     }
 
+    /// Sets header flag `flag` ([`super::NAMED`]): the file's sections need a reader that
+    /// knows it.
+    pub fn flag(&mut self, flag: u32) {
+        self.flags |= flag;
+    }
+
     /// The file: header (`version`, `min_reader`, the flags its sections need), the
     /// directory holding `body` and the sections, then the data.
     ///
