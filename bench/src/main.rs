@@ -38,7 +38,7 @@ use anyhow::{Context, Result, bail};
 use edgerag_cli::flags::model::ModelArgs;
 use edgerag_cli::source::blocking as ready;
 use edgerag_cli::{files, models, output};
-use edgerag_core::bundle::paged::RangeSource;
+use edgerag_core::bundle::paged::{Io, RangeSource};
 use edgerag_core::index::Scored;
 use edgerag_core::query::LazySearcher;
 use edgerag_core::{Bundle, SearchOptions};
@@ -449,8 +449,8 @@ fn cold_searches<S: RangeSource>(
     done: &dyn Fn(),
 ) -> Result<(ColdReads, Vec<f64>)> {
     let (mut reads, mut ms) = (Vec::with_capacity(runs.len()), Vec::with_capacity(runs.len()));
-    // Ranges and bytes of each section, over every search (opening reads none).
-    let mut sections: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+    // What each section cost, over every search (opening reads none).
+    let mut sections: BTreeMap<String, Io> = BTreeMap::new();
     for &(query, options) in runs {
         let cold = open()?;
         let before = cold.io();
@@ -459,19 +459,18 @@ fn cold_searches<S: RangeSource>(
         ms.push(start.elapsed().as_secs_f64() * 1e3);
         let after = cold.io();
         reads.push((after.requests - before.requests, after.bytes - before.bytes));
-        for (section, io) in cold.bundle().reads().sections {
-            let sum = sections.entry(section).or_default();
-            (sum.0, sum.1) = (sum.0 + io.requests, sum.1 + io.bytes);
+        for (section, io) in cold.reads().sections {
+            *sections.entry(section).or_default() += io;
         }
         done();
     }
     let n = runs.len().max(1) as f64;
     let mut sections: Vec<SectionReads> = sections
         .into_iter()
-        .map(|(section, (ranges, bytes))| SectionReads {
+        .map(|(section, io)| SectionReads {
             section,
-            ranges: ranges as f64 / n,
-            bytes: bytes as f64 / n,
+            ranges: io.requests as f64 / n,
+            bytes: io.bytes as f64 / n,
         })
         .collect();
     sections.sort_by(|a, b| b.bytes.total_cmp(&a.bytes));

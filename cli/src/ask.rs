@@ -138,7 +138,7 @@ pub(crate) fn run(args: Args) -> Result<()> {
     };
     let answer = answer.context("ask")?;
     if args.json {
-        return output::json(&WithIo { output: &answer, io: opened.io() });
+        return output::json(&WithIo { output: &answer, io: opened.reads() });
     }
     print_answer(&answer, streamed);
     Ok(())

@@ -51,7 +51,7 @@ pub(crate) fn open(location: &str, model: &ModelArgs, mode: Mode, quiet: bool) -
 impl Opened {
     /// What reading the bundle has cost, opening included, and each section's share, when it
     /// is read by range.
-    pub(crate) fn io(&self) -> Option<Reads> {
+    pub(crate) fn reads(&self) -> Option<Reads> {
         match self {
             Self::ByRange(searcher) => Some(searcher.reads()),
             Self::Whole(_) => None,

@@ -64,7 +64,7 @@ pub(crate) fn run(args: Args) -> Result<()> {
     };
     if args.json {
         let results = SearchResults { query: &args.query, mode: options.mode, results: hits };
-        return output::json(&WithIo { output: &results, io: opened.io() });
+        return output::json(&WithIo { output: &results, io: opened.reads() });
     }
     print(&hits)
 }

@@ -327,8 +327,6 @@ fn write_links(
 ) -> Result<(u32, Vec<u32>)> {
     // The index only links chunks below its count, which `addresses` covers.
     let address = |chunk: u32| addresses[chunk as usize];
-    let is_name =
-        |k: u32| graph.keywords.get(k as usize).is_some_and(|n| n.kind == KeywordKind::Name);
     let links: Vec<Links> = (0..addresses.len() as u32)
         .map(|chunk| {
             let mut keywords: Vec<(u32, f32)> = index.keywords_of(chunk).collect();
@@ -336,7 +334,7 @@ fn write_links(
             let mut neighbours: Vec<u32> =
                 index.neighbours_in_document(chunk).map(address).collect();
             neighbours.sort_unstable();
-            let names = keywords.iter().map(|&(k, _)| k).filter(|&k| is_name(k)).collect();
+            let names = graph.names(keywords.iter().map(|&(k, _)| k));
             Links { address: address(chunk), keywords, neighbours, names }
         })
         .collect();

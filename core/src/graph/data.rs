@@ -145,16 +145,11 @@ impl GraphData for InMemory<'_> {
 
     fn links(&self, chunks: &[u32]) -> impl Future<Output = Result<HashMap<u32, ChunkLinks>>> {
         let known = chunks.iter().filter(|&&c| (c as usize) < self.index.chunks);
-        let is_name = |k: u32| {
-            self.graph.keywords.get(k as usize).is_some_and(|n| n.kind == KeywordKind::Name)
-        };
         let links = |c: u32| {
             let keywords: Vec<(u32, f32)> = self.index.keywords_of(c).collect();
-            let mut names: Vec<u32> =
-                keywords.iter().map(|&(k, _)| k).filter(|&k| is_name(k)).collect();
-            names.sort_unstable();
+            let names = Some(self.graph.names(keywords.iter().map(|&(k, _)| k)));
             let neighbours = self.index.neighbours_in_document(c).collect();
-            ChunkLinks { keywords, neighbours, names: Some(names) }
+            ChunkLinks { keywords, neighbours, names }
         };
         ready(Ok(known.map(|&c| (c, links(c))).collect()))
     }

@@ -130,6 +130,15 @@ pub struct KeywordGraph {
 }
 
 impl KeywordGraph {
+    /// Those of `keywords` that are names (the bridges of multi-hop expansion), ascending.
+    pub(crate) fn names(&self, keywords: impl IntoIterator<Item = u32>) -> Vec<u32> {
+        let is_name =
+            |k: &u32| self.keywords.get(*k as usize).is_some_and(|n| n.kind == KeywordKind::Name);
+        let mut names: Vec<u32> = keywords.into_iter().filter(is_name).collect();
+        names.sort_unstable();
+        names
+    }
+
     /// Builds the stored graph from each chunk's keywords (`per_chunk[i]` belongs to chunk `i`).
     ///
     /// A keyword node takes the display form and kind of the key's first occurrence; a name,
@@ -731,8 +740,8 @@ mod tests {
 
         async fn links(&self, chunks: &[u32]) -> Result<HashMap<u32, data::ChunkLinks>> {
             let mut links = self.inner.links(chunks).await?;
-            for link in links.values_mut().filter(|_| self.hide) {
-                link.names = None;
+            if self.hide {
+                links.values_mut().for_each(|link| link.names = None);
             }
             Ok(links)
         }

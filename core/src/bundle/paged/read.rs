@@ -33,6 +33,13 @@ pub struct Io {
     pub bytes: u64,
 }
 
+impl std::ops::AddAssign for Io {
+    fn add_assign(&mut self, other: Self) {
+        self.requests += other.requests;
+        self.bytes += other.bytes;
+    }
+}
+
 /// What reading has cost ([`Io`]), and each section's share of it: the sections read, by
 /// name. Opening reads no section.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -143,8 +150,7 @@ impl<S: RangeSource, B> PagedFile<S, B> {
         let mut sections: BTreeMap<String, Io> = BTreeMap::new();
         for (section, io) in self.sections.iter().zip(lock(&self.section_io).iter()) {
             if io.requests > 0 {
-                let sum = sections.entry(section.name.clone()).or_default();
-                (sum.requests, sum.bytes) = (sum.requests + io.requests, sum.bytes + io.bytes);
+                *sections.entry(section.name.clone()).or_default() += *io;
             }
         }
         Reads { total: self.io(), sections }
@@ -199,10 +205,9 @@ impl<S: RangeSource, B> PagedFile<S, B> {
             .iter()
             .map(|run| start + u64::from(run.start) * size..start + u64::from(run.end) * size)
             .collect();
-        let read = read_counted(&self.source, &ranges, &self.io).await?;
+        let (read, cost) = read_counted(&self.source, &ranges, &self.io).await?;
         if let Some(io) = lock(&self.section_io).get_mut(section as usize) {
-            io.requests += ranges.len() as u64;
-            io.bytes += read.iter().map(|bytes| bytes.len() as u64).sum::<u64>();
+            *io += cost;
         }
         let capacity = listed.capacity();
         for ((run, range), bytes) in runs.into_iter().zip(ranges).zip(read) {
@@ -338,18 +343,18 @@ fn runs(slots: &BTreeSet<u32>) -> Vec<Range<u32>> {
 
 /// The bytes of `range`, counted in `io`.
 async fn read_one(source: &impl RangeSource, range: Range<u64>, io: &Mutex<Io>) -> Result<Vec<u8>> {
-    Ok(read_counted(source, &[range], io).await?.pop().unwrap_or_default())
+    Ok(read_counted(source, &[range], io).await?.0.pop().unwrap_or_default())
 }
 
-/// The bytes of `ranges`, counted in `io`; a source that answers with another number of
-/// ranges, or more bytes than asked for, is refused.
+/// The bytes of `ranges`, and what reading them cost, counted in `io` too; a source that
+/// answers with another number of ranges, or more bytes than asked for, is refused.
 async fn read_counted(
     source: &impl RangeSource,
     ranges: &[Range<u64>],
     io: &Mutex<Io>,
-) -> Result<Vec<Vec<u8>>> {
+) -> Result<(Vec<Vec<u8>>, Io)> {
     if ranges.is_empty() {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), Io::default()));
     }
     let read = source.read(ranges).await?;
     if read.len() != ranges.len() {
@@ -362,10 +367,10 @@ async fn read_counted(
     if too_long {
         return Err(Error::Read("more bytes read than asked for".to_owned()));
     }
-    let mut io = lock(io);
-    io.requests += ranges.len() as u64;
-    io.bytes += read.iter().map(|bytes| bytes.len() as u64).sum::<u64>();
-    Ok(read)
+    let bytes = read.iter().map(|bytes| bytes.len() as u64).sum();
+    let cost = Io { requests: ranges.len() as u64, bytes };
+    *lock(io) += cost;
+    Ok((read, cost))
 }
 
 /// The value behind `mutex`, even if a thread panicked holding it (what it guards stays
