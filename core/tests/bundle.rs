@@ -95,8 +95,15 @@ fn random_bytes_never_panic() {
 fn payload_with_a_valid_checksum_but_bad_indices_is_refused() {
     let mut bundle = common::bundle();
     bundle.chunks[0].doc = 999;
+    // The message quotes the chunk's id, escaped: the file chose it, line breaks and all.
+    bundle.chunks[0].id = "a\nb".into();
     let bytes = bundle.to_bytes().unwrap();
-    assert!(matches!(Bundle::from_bytes(&bytes), Err(Error::Decode(_))));
+    let err = Bundle::from_bytes(&bytes).unwrap_err();
+    assert!(matches!(err, Error::Decode(_)), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        r#"malformed bundle payload: chunk "a\nb" points to a missing document"#
+    );
 }
 
 /// `bytes` with its payload replaced by `payload`, length and checksum set to match.

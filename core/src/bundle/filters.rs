@@ -76,11 +76,11 @@ pub(crate) fn write(
     let mut previous = 0;
     for (chunk, &address) in chunks.iter().zip(addresses) {
         let gap = address.checked_sub(previous).ok_or_else(|| {
-            Error::Config(format!("chunk {} is stored before the chunk it follows", chunk.id))
+            Error::Config(format!("chunk {:?} is stored before the chunk it follows", chunk.id))
         })?;
         previous = address;
         let document = table.get_mut(chunk.doc as usize).ok_or_else(|| {
-            Error::Config(format!("chunk {} points to a missing document", chunk.id))
+            Error::Config(format!("chunk {:?} points to a missing document", chunk.id))
         })?;
         document.chunks.push(ChunkEntry { gap, section: chunk.section, page: chunk.page });
     }

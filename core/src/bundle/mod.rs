@@ -180,8 +180,8 @@ impl EmbeddingSpec {
             return Ok(());
         }
         Err(Error::ModelMismatch {
-            bundle: format!("{} ({}-d)", self.model, self.dimension),
-            given: format!("{} ({}-d)", other.model, other.dimension),
+            bundle: format!("{:?} ({}-d)", self.model, self.dimension),
+            given: format!("{:?} ({}-d)", other.model, other.dimension),
         })
     }
 }
@@ -383,17 +383,17 @@ impl Bundle {
         let bad = |what: String| Err(Error::Decode(what));
         let (documents, chunks) = (self.documents.len(), self.chunks.len());
         if let Some(c) = self.chunks.iter().find(|c| c.doc as usize >= documents) {
-            return bad(format!("chunk {} points to a missing document", c.id));
+            return bad(format!("chunk {:?} points to a missing document", c.id));
         }
         if let Some(c) = self.chunks.iter().find(|c| {
             self.documents[c.doc as usize].sections.len() <= c.section as usize || c.start > c.end
         }) {
-            return bad(format!("chunk {} has an invalid section or range", c.id));
+            return bad(format!("chunk {:?} has an invalid section or range", c.id));
         }
         if let Some(d) = self.documents.iter().find(|d| {
             d.sections.iter().any(|s| s.parent.is_some_and(|p| p as usize >= d.sections.len()))
         }) {
-            return bad(format!("document {} has a broken section tree", d.source));
+            return bad(format!("document {:?} has a broken section tree", d.source));
         }
         validate_graph(&self.graph, chunks)?;
         if self.bm25.len() != chunks {

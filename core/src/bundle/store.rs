@@ -109,7 +109,7 @@ impl ChunkStore {
             .iter()
             .map(|chunk| {
                 let document = documents.get(chunk.doc as usize).ok_or_else(|| {
-                    Error::Config(format!("chunk {} points to a missing document", chunk.id))
+                    Error::Config(format!("chunk {:?} points to a missing document", chunk.id))
                 })?;
                 let entry = SlotChunk {
                     document: 0,
