@@ -44,12 +44,13 @@
 //! queries of 2–5 words drawn from a chunk, so mostly common ones; `k = 100`, as every mode
 //! asks), recall@10 against the whole index, and per query the bytes read cold and the warm
 //! p50, on 2 shared cores: 10k chunks 1.000, 97 KB, 0.9 ms; 100k 0.958, 232 KB, 8.5 ms; 1M
-//! 0.704, 305 KB, 16 ms (without the budget: 2.1 MB and 351 ms). At 1M most searches end on the
-//! budget: chunk lengths there are nearly equal, so most postings score alike and a common
-//! term's best blocks tell little; telling which chunks hold two such terms takes their lists
-//! whole (0.9 MB a query on average).
+//! 0.704, 305 KB, 16 ms (without the budget: 2.1 MB and 351 ms). A warm query now runs right
+//! after a first run of itself, its pages cached: 1M 7.2 ms, on 2 quiet cores. At 1M most
+//! searches end on the budget: chunk lengths there are nearly equal, so most postings score
+//! alike and a common term's best blocks tell little; telling which chunks hold two such
+//! terms takes their lists whole (0.9 MB a query on average).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
@@ -57,7 +58,7 @@ use super::paged::routes::Routes;
 use super::paged::{PagedFile, PagedWriter, RangeSource};
 use super::varint;
 use crate::index::bm25::{self, Bm25Index, Bm25Params, TermScore};
-use crate::index::{Scored, top_k};
+use crate::index::{FastMap, Scored, top_k};
 use crate::{Error, Result};
 
 /// Postings of a term's first block by default; each next block holds twice as many.
@@ -392,7 +393,7 @@ struct Found {
     /// Each occurrence of a query term, by its place in the lists.
     order: Vec<usize>,
     /// Each chunk's place in `addresses`.
-    places: HashMap<u32, usize>,
+    places: FastMap<u32, usize>,
     addresses: Vec<u32>,
     /// `terms` shares a chunk, in the order of `addresses`.
     shares: Vec<Option<f32>>,
@@ -400,7 +401,7 @@ struct Found {
 
 impl Found {
     fn new(terms: usize, order: Vec<usize>) -> Self {
-        let (places, addresses, shares) = (HashMap::new(), Vec::new(), Vec::new());
+        let (places, addresses, shares) = (FastMap::default(), Vec::new(), Vec::new());
         Self { terms, order, places, addresses, shares }
     }
 

@@ -29,7 +29,7 @@ use super::data::{ChunkLinks, GraphData, KeywordInfo, WordEntry, WordProbe};
 use super::similar;
 use super::{GraphIndex, GraphSearch, KeywordGraph};
 use crate::Result;
-use crate::index::Scored;
+use crate::index::{FastMap, Scored};
 use crate::keywords::{KeywordKind, query_keys};
 use crate::text::Analyzer;
 
@@ -286,7 +286,7 @@ pub(crate) async fn bridge<D: GraphData>(
 
     let best = seeds.iter().map(|s| s.score).fold(f32::NEG_INFINITY, f32::max);
     let total = data.chunk_count().max(1) as f32;
-    let mut reached: HashMap<u32, f32> = HashMap::new();
+    let mut reached: FastMap<u32, f32> = FastMap::default();
     for seed in seeds {
         let relative = if best > 0.0 { (seed.score / best).max(0.0) } else { 1.0 };
         let Some(link) = links.get(&seed.chunk) else {
@@ -387,14 +387,14 @@ async fn read_lists<D: GraphData>(data: &D, lists: &mut Lists, keywords: &[u32])
 /// Chunk → (score, matched keywords it contains). Exact matches add up; loose matches count
 /// once per query word and chunk (the best), so a chunk full of keywords sharing one query
 /// word does not outscore a chunk matching several.
-fn direct_scores(chunks: u32, matches: &Matches, lists: &Lists) -> HashMap<u32, (f32, Vec<u32>)> {
+fn direct_scores(chunks: u32, matches: &Matches, lists: &Lists) -> FastMap<u32, (f32, Vec<u32>)> {
     let total = chunks.max(1) as f32;
     let idf = |keyword: u32| {
         let frequency = matches.nodes.get(&keyword).map_or(1, |k| k.chunks.max(1));
         (1.0 + total / frequency as f32).ln()
     };
     let list = |keyword: u32| lists.get(&keyword).into_iter().flatten().copied();
-    let mut scores: HashMap<u32, (f32, Vec<u32>)> = HashMap::new();
+    let mut scores: FastMap<u32, (f32, Vec<u32>)> = FastMap::default();
     let mut exact: Vec<(u32, f32)> = matches.exact.iter().map(|(&k, &q)| (k, q)).collect();
     exact.sort_unstable_by_key(|&(k, _)| k);
     for (keyword, quality) in exact {
@@ -407,7 +407,7 @@ fn direct_scores(chunks: u32, matches: &Matches, lists: &Lists) -> HashMap<u32, 
     // Matches come grouped by query word, in query order; each word adds its best term once
     // per chunk, so the additions to a chunk happen in a reproducible order.
     for group in matches.loose.chunk_by(|x, y| x.query_word == y.query_word) {
-        let mut best: HashMap<u32, f32> = HashMap::new();
+        let mut best: FastMap<u32, f32> = FastMap::default();
         for m in group {
             for (chunk, weight) in list(m.keyword) {
                 let score = best.entry(chunk).or_default();
@@ -456,7 +456,7 @@ async fn expand<D: GraphData>(
 ) -> Result<Vec<GraphHit>> {
     let width = options.primary.max(k);
     let mut frontier: Vec<u32> = primary.iter().map(|h| h.chunk).collect();
-    let mut reached: HashMap<u32, GraphHit> = primary.into_iter().map(|h| (h.chunk, h)).collect();
+    let mut reached: FastMap<u32, GraphHit> = primary.into_iter().map(|h| (h.chunk, h)).collect();
     for hop in 1..=options.max_depth {
         if frontier.is_empty() {
             break;

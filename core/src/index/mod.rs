@@ -6,6 +6,11 @@ pub mod dense;
 pub mod fusion;
 pub(crate) mod kmeans;
 
+/// A hash map of the query path, keyed by chunk or keyword numbers: foldhash hashes an
+/// integer several times faster than std's SipHash, and seeds itself per process without a
+/// random source (so in wasm too). A search may fill one with every posting it reads.
+pub(crate) type FastMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
+
 /// A chunk index with its score from one retriever, best first in result lists.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Scored {
