@@ -163,3 +163,21 @@ pub enum Error {
 
 /// `Result` with [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// `text` with its control characters (line breaks among them) escaped as Rust escapes them
+/// (`\n`, `\u{1b}`), so that a message quoting what a file, a request or a peer held stays
+/// on one line. Hosts use it for the messages of other crates' errors, which may quote it.
+///
+/// ```
+/// assert_eq!(edgerag_core::one_line("unknown field `a\nb`"), "unknown field `a\\nb`");
+/// ```
+pub fn one_line(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c.is_control() {
+            true => out.extend(c.escape_default()),
+            false => out.push(c),
+        }
+    }
+    out
+}

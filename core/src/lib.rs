@@ -59,7 +59,7 @@ pub mod request;
 pub mod text;
 
 pub use bundle::{BuildOptions, Bundle, BundleBuilder};
-pub use error::{Error, Result};
+pub use error::{Error, Result, one_line};
 pub use load::{DocKind, Document, load};
 pub use query::{Hit, Mode, SearchOptions, Searcher};
 

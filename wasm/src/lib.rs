@@ -95,6 +95,6 @@ fn parse_js<T: DeserializeOwned>(value: JsValue) -> Result<T, JsError> {
         // serde_json's position ("at line 1 column 9") means nothing to the caller.
         let message = e.to_string();
         let message = message.rsplit_once(" at line ").map_or(message.as_str(), |(m, _)| m);
-        JsError::new(&format!("options: {message}"))
+        JsError::new(&format!("options: {}", edgerag_core::one_line(message)))
     })
 }

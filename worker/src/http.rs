@@ -136,7 +136,8 @@ pub(crate) fn take_bool(
 pub(crate) fn rest<T: serde::de::DeserializeOwned>(
     object: serde_json::Map<String, Value>,
 ) -> Result<T, ApiError> {
-    serde_json::from_value(Value::Object(object)).map_err(|e| ApiError::bad_request(e.to_string()))
+    serde_json::from_value(Value::Object(object))
+        .map_err(|e| ApiError::bad_request(edgerag_core::one_line(&e.to_string())))
 }
 
 /// Checks the bearer token when one is configured.

@@ -32,7 +32,7 @@ impl ModelArgs {
     pub fn load_for(&self, spec: &EmbeddingSpec, quiet: bool) -> Result<Embedder> {
         if self.model.is_none() && spec.model != EmbedderOptions::MINILM_ID {
             bail!(
-                "the bundle was embedded with {}: pass that model with --model DIR or FILE.gguf",
+                "the bundle was embedded with {:?}: pass that model with --model DIR or FILE.gguf",
                 spec.model
             );
         }

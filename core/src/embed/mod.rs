@@ -99,8 +99,9 @@ impl Embedder {
         let config = parse_config(config_json)?;
         let prepared = Prepared::new(&config, tokenizer_json, options)?;
         let weights = VarBuilder::from_slice_safetensors(safetensors, DType::F32, &Device::Cpu)
-            .map_err(|e| Error::Model(format!("model.safetensors: {e}")))?;
+            .map_err(|e| Error::Model(format!("model.safetensors: {}", candle_message(&e))))?;
         let model = BertModel::load(weights, &config).map_err(|e| {
+            let e = candle_message(&e);
             Error::Model(format!("model.safetensors does not match config.json: {e}"))
         })?;
         let weight_bytes = quantized::tensors::all(&config)
@@ -236,13 +237,20 @@ impl Embedder {
             }
             pooled.to_vec2::<f32>()
         };
-        run().map_err(|e| Error::Model(format!("embedding failed: {e}")))
+        run().map_err(|e| Error::Model(format!("embedding failed: {}", candle_message(&e))))
     }
+}
+
+/// A candle error's message on one line: its first (candle may add a backtrace after it),
+/// control characters escaped (it may quote a name the model's file holds).
+pub(crate) fn candle_message(error: &candle_core::Error) -> String {
+    crate::one_line(error.to_string().lines().next().unwrap_or_default())
 }
 
 /// Parses a `config.json`.
 pub(crate) fn parse_config(config_json: &[u8]) -> Result<Config> {
-    serde_json::from_slice(config_json).map_err(|e| Error::Model(format!("config.json: {e}")))
+    serde_json::from_slice(config_json)
+        .map_err(|e| Error::Model(format!("config.json: {}", crate::one_line(&e.to_string()))))
 }
 
 /// Options and tokenizers checked and configured for a model, before its weights are read.

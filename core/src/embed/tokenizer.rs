@@ -9,7 +9,8 @@ use crate::{Error, Result};
 
 /// Parses a `tokenizer.json`.
 pub(super) fn parse(tokenizer_json: &[u8]) -> Result<Tokenizer> {
-    Tokenizer::from_bytes(tokenizer_json).map_err(|e| Error::Model(format!("tokenizer.json: {e}")))
+    Tokenizer::from_bytes(tokenizer_json)
+        .map_err(|e| Error::Model(format!("tokenizer.json: {}", crate::one_line(&e.to_string()))))
 }
 
 /// Configures `tokenizer` for embedding: truncation to `max_tokens` (special tokens included)

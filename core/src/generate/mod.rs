@@ -48,6 +48,7 @@ pub use self::llama::Weights;
 use self::stop::{Step, StopWatch};
 use self::template::{ChatTemplate, Part};
 use self::tokenizer::GgufTokenizer;
+use crate::embed::candle_message;
 use crate::llm::{ChatModel, Completion, Message};
 use crate::{Error, Result};
 
@@ -185,7 +186,7 @@ impl LocalModel {
     /// As [`LocalModel::from_gguf`].
     pub fn from_gguf_reader<R: Read + Seek>(reader: &mut R, weights: Weights) -> Result<Self> {
         let content = Content::read(reader)
-            .map_err(|e| Error::Generation(format!("not a GGUF file: {}", one_line(&e))))?;
+            .map_err(|e| Error::Generation(format!("not a GGUF file: {}", candle_message(&e))))?;
         let architecture = tokenizer::string(&content, "general.architecture")?;
         if architecture != "llama" {
             return Err(Error::Generation(format!(
@@ -472,12 +473,7 @@ fn ids(tokenizer: &tokenizers::Tokenizer, text: &str) -> Result<Vec<u32>> {
     Ok(encoding.get_ids().to_vec())
 }
 
-/// The first line of a candle error (without the backtrace candle may add).
-fn one_line(error: &candle_core::Error) -> String {
-    error.to_string().lines().next().unwrap_or_default().to_owned()
-}
-
 /// A failed computation, as an [`Error::Generation`].
 fn generation_error(error: candle_core::Error) -> Error {
-    Error::Generation(one_line(&error))
+    Error::Generation(candle_message(&error))
 }

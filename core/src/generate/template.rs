@@ -30,7 +30,8 @@ impl ChatTemplate {
     pub(super) fn new(source: Option<&str>, bos: String, eos: String) -> Result<Self> {
         let mut environment = Environment::new();
         environment.add_function("raise_exception", |message: String| -> Result<(), _> {
-            Err(minijinja::Error::new(ErrorKind::InvalidOperation, message))
+            // The template (from the model's file) wrote the message: quoted, on one line.
+            Err(minijinja::Error::new(ErrorKind::InvalidOperation, format!("{message:?}")))
         });
         environment
             .add_template_owned("chat", source.unwrap_or(CHATML).to_owned())
@@ -203,5 +204,9 @@ mod tests {
         let raising = template(Some("{{ raise_exception('only user messages') }}"));
         let error = raising.render(&[Message::user("Hi")]).unwrap_err().to_string();
         assert!(error.contains("only user messages"), "{error}");
+        // The model's file wrote the message: it is quoted, on one line.
+        let raising = template(Some("{{ raise_exception('one\\ntwo') }}"));
+        let error = raising.render(&[Message::user("Hi")]).unwrap_err().to_string();
+        assert!(error.contains(r#""one\ntwo""#) && !error.contains('\n'), "{error}");
     }
 }

@@ -66,10 +66,9 @@ pub(super) fn from_gguf(content: &Content) -> Result<GgufTokenizer> {
         })
         .collect::<Result<Vec<_>>>()?;
     let vocab: Vocab = tokens.iter().cloned().zip(0u32..).collect();
-    let bpe = BPE::builder()
-        .vocab_and_merges(vocab, merges)
-        .build()
-        .map_err(|e| Error::Generation(format!("tokenizer: {e}")))?;
+    let bpe = BPE::builder().vocab_and_merges(vocab, merges).build().map_err(|e| {
+        Error::Generation(format!("tokenizer: {}", crate::one_line(&e.to_string())))
+    })?;
     let mut tokenizer = Tokenizer::new(bpe);
     let pre = content.metadata.get("tokenizer.ggml.pre").and_then(|v| v.to_string().ok());
     tokenizer.with_pre_tokenizer(Some(pre_tokenizer(pre.map_or("default", String::as_str))?));
@@ -90,9 +89,9 @@ pub(super) fn from_gguf(content: &Content) -> Result<GgufTokenizer> {
         .collect();
     let added: Vec<AddedToken> =
         specials.iter().map(|token| AddedToken::from(token.clone(), true)).collect();
-    tokenizer
-        .add_special_tokens(added)
-        .map_err(|e| Error::Generation(format!("tokenizer: {e}")))?;
+    tokenizer.add_special_tokens(added).map_err(|e| {
+        Error::Generation(format!("tokenizer: {}", crate::one_line(&e.to_string())))
+    })?;
     specials.sort_by_key(|token| std::cmp::Reverse(token.len()));
     // Every added token is special, so none is matched in text this one reads.
     let mut plain = tokenizer.clone();

@@ -198,7 +198,7 @@ impl<T: Transport> LlmClient<T> {
                 let chunk: StreamChunk = serde_json::from_str(&event)
                     .map_err(|e| Failure::Fatal(self.bad_reply(model, &format!("event: {e}"))))?;
                 if let Some(error) = chunk.error {
-                    let message = self.scrub(&error.message);
+                    let message = self.scrub(&protocol::flat(&error.message));
                     return Err(Failure::Fatal(self.bad_reply(model, &message)));
                 }
                 for choice in chunk.choices.iter().take(1) {

@@ -121,18 +121,22 @@ pub struct ErrorDetail {
 }
 
 /// The provider's message in an error response body: `error.message` when the body is the
-/// usual JSON, else the body itself (shortened).
+/// usual JSON, else the body itself; either on one line and shortened to 300 characters.
 pub fn error_message(body: &str) -> String {
     match serde_json::from_str::<ErrorBody>(body) {
-        Ok(parsed) if !parsed.error.message.is_empty() => parsed.error.message,
-        _ => {
-            let flat = body.split_whitespace().collect::<Vec<_>>().join(" ");
-            match flat.char_indices().nth(300) {
-                Some((cut, _)) => format!("{} …", &flat[..cut]),
-                None if flat.is_empty() => "no message".to_owned(),
-                None => flat,
-            }
-        }
+        Ok(parsed) if !parsed.error.message.is_empty() => flat(&parsed.error.message),
+        _ => flat(body),
+    }
+}
+
+/// A provider's text on one line (each run of whitespace one space, control characters
+/// escaped) and shortened to 300 characters; "no message" when blank.
+pub(crate) fn flat(text: &str) -> String {
+    let flat = crate::one_line(&text.split_whitespace().collect::<Vec<_>>().join(" "));
+    match flat.char_indices().nth(300) {
+        Some((cut, _)) => format!("{} …", &flat[..cut]),
+        None if flat.is_empty() => "no message".to_owned(),
+        None => flat,
     }
 }
 
@@ -159,6 +163,9 @@ mod tests {
         assert_eq!(error_message("upstream\n connect error"), "upstream connect error");
         assert_eq!(error_message(""), "no message");
         assert!(error_message(&"x".repeat(1000)).ends_with(" …"));
+        // The provider's JSON message too stays on one line, its control characters escaped.
+        let body = r#"{"error": {"message": "bad\nkey\u001b[31m"}}"#;
+        assert_eq!(error_message(body), "bad key\\u{1b}[31m");
     }
 
     #[test]

@@ -79,6 +79,7 @@ use candle_transformers::models::bert::Config;
 
 pub(crate) use bert::Bert;
 
+use super::candle_message;
 use crate::{Error, Result};
 
 /// Version of the layout [`quantize`] writes and [`super::Embedder::from_gguf`] reads.
@@ -116,7 +117,8 @@ pub fn quantize(config_json: &[u8], tokenizer_json: &[u8], safetensors: &[u8]) -
     let tokenizer_text = text(tokenizer_json, "tokenizer.json")?;
     super::tokenizer::parse(tokenizer_json)?;
 
-    let weights_error = |e: candle_core::Error| Error::Model(format!("model.safetensors: {e}"));
+    let weights_error =
+        |e: candle_core::Error| Error::Model(format!("model.safetensors: {}", candle_message(&e)));
     let weights = VarBuilder::from_slice_safetensors(safetensors, DType::F32, &Device::Cpu)
         .map_err(weights_error)?;
     let weights = root(weights, &config);
@@ -177,7 +179,7 @@ fn check(config: &Config) -> Result<()> {
 /// Reads the configuration and tokenizer of a quantized file: the first step of loading it,
 /// so that option and tokenizer errors come before the weights are read.
 pub(super) fn read_header<R: Read + Seek>(reader: &mut R) -> Result<(Content, Config, String)> {
-    let content = Content::read(reader).map_err(|e| invalid(&e.to_string()))?;
+    let content = Content::read(reader).map_err(|e| invalid(&candle_message(&e)))?;
     let string = |key: &str| match content.metadata.get(key) {
         Some(Value::String(s)) => Ok(s.clone()),
         Some(_) => Err(invalid(&format!("metadata {key} is not a string"))),
@@ -228,11 +230,11 @@ pub(super) fn read_weights<R: Read + Seek>(
         }
         let tensor = content
             .tensor(reader, &spec.name, &Device::Cpu)
-            .map_err(|e| invalid(&format!("tensor {}: {e}", spec.name)))?;
+            .map_err(|e| invalid(&format!("tensor {}: {}", spec.name, candle_message(&e))))?;
         weights.insert(spec.name, tensor);
     }
     Bert::load(config, &mut bert::Weights::new(weights))
-        .map_err(|e| invalid(&format!("cannot assemble the encoder: {e}")))
+        .map_err(|e| invalid(&format!("cannot assemble the encoder: {}", candle_message(&e))))
 }
 
 fn invalid(message: &str) -> Error {
