@@ -319,7 +319,9 @@ pub(super) fn markdown(reports: &[super::scale::ScaleReport]) -> String {
          Each bundle converted to format 4 (default layout) and written to a local file, read \
          from the file and over HTTP from `edgerag serve` on loopback. Opening \
          reads the header and directory; *dense recall@10* is dense search of the partitions at \
-         the default probe against exact search of the vectors, *BM25 recall@10* BM25 search \
+         the default probe against exact search of the vectors (synthetic vectors hardly \
+         cluster, so it falls with size far below what real vectors give: see the dense \
+         partitions of SciFact's), *BM25 recall@10* BM25 search \
          of the postings, read within its budget of {}, against the whole index in memory; \
          *held* is what the page cache holds \
          after every mode's warm queries (budget {}), and *memory* what the reader then holds on \

@@ -437,6 +437,14 @@ mod tests {
     }
 
     #[test]
+    fn a_model_name_that_would_break_messages_over_lines_is_refused() {
+        let config = LlmConfig { models: vec!["llama\nfake".into()], ..config() };
+        let error = LlmClient::new(config, &Script::default()).err().map(|e| e.to_string());
+        let error = error.expect("refused");
+        assert!(error.contains(r#"(got "llama\nfake")"#) && !error.contains('\n'), "{error}");
+    }
+
+    #[test]
     fn a_reply_past_the_size_limit_is_refused_not_held() {
         let mebibyte: &'static str = "x".repeat(1 << 20).leak();
         let many = vec![mebibyte; MAX_REPLY_BYTES / mebibyte.len() + 1];

@@ -175,6 +175,9 @@ impl LlmConfig {
     pub fn validate(&self) -> Result<()> {
         let problem = if self.models.iter().all(|m| m.trim().is_empty()) {
             "no LLM model given".to_owned()
+        } else if let Some(model) = self.models.iter().find(|m| m.chars().any(char::is_control)) {
+            // Messages name the model: it must not break them over lines.
+            format!("an LLM model name holds a control character (got {model:?})")
         } else if !(self.base_url.starts_with("http://") || self.base_url.starts_with("https://")) {
             format!(
                 "the LLM base URL must start with http:// or https:// (got {:?})",
