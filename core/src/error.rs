@@ -103,6 +103,10 @@ pub enum Error {
     /// A query is unusable (for example empty after analysis).
     #[error("invalid query: {0}")]
     Query(String),
+    /// A host's request could not be read as the request type (an unknown field, a value of
+    /// the wrong type); the message is on one line, without the position in the JSON.
+    #[error("invalid request: {0}")]
+    Request(String),
     /// A query or build used an embedding model other than the bundle's.
     #[error(
         "the bundle's vectors come from {bundle}, but the embedding model given is {given}: \

@@ -15,6 +15,9 @@
 //! assert_eq!((options.k, options.mode.as_str()), (3, "bm25"));
 //! assert!(serde_json::from_str::<SearchRequest>(r#"{"topK": 3}"#).is_err());
 //! ```
+//!
+//! Hosts read a request with [`from_json`], so that a bad one is refused with the same message
+//! everywhere.
 
 use std::time::Duration;
 
@@ -29,6 +32,23 @@ use crate::index::fusion::Fusion;
 use crate::llm::{ApiKey, ChatModel, GROQ_BASE_URL, LlmClient, LlmConfig, MAX_TIMEOUT, Transport};
 use crate::query::{Filter, Mode, SearchOptions, Searcher};
 use crate::{Error, Result};
+
+/// A request of type `T` read from its JSON form, as every host reads one: unknown fields are
+/// refused (by `T`), and what was wrong is said on one line.
+///
+/// ```
+/// use edgerag_core::request::{SearchRequest, from_json};
+///
+/// let error = from_json::<SearchRequest>(serde_json::json!({"topK": 3})).unwrap_err();
+/// assert!(error.to_string().starts_with("invalid request: unknown field `topK`"));
+/// ```
+///
+/// # Errors
+/// [`Error::Request`] when `json` is not a `T`.
+pub fn from_json<T: serde::de::DeserializeOwned>(json: serde_json::Value) -> Result<T> {
+    // A value's errors name no position in a text, unlike those of a string read.
+    serde_json::from_value(json).map_err(|e| Error::Request(crate::one_line(&e.to_string())))
+}
 
 /// Most results a request may ask for.
 pub const MAX_K: usize = 1000;

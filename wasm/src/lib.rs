@@ -90,11 +90,7 @@ fn parse_js<T: DeserializeOwned>(value: JsValue) -> Result<T, JsError> {
     let json = js_sys::JSON::stringify(&value)
         .ok()
         .and_then(|json| json.as_string())
+        .and_then(|json| serde_json::from_str(&json).ok())
         .ok_or_else(|| JsError::new("options must be a plain object"))?;
-    serde_json::from_str(&json).map_err(|e| {
-        // serde_json's position ("at line 1 column 9") means nothing to the caller.
-        let message = e.to_string();
-        let message = message.rsplit_once(" at line ").map_or(message.as_str(), |(m, _)| m);
-        JsError::new(&format!("options: {}", edgerag_core::one_line(message)))
-    })
+    Ok(edgerag_core::request::from_json(json)?)
 }

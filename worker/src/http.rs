@@ -50,7 +50,9 @@ impl From<Error> for ApiError {
     /// 502; anything else is internal.
     fn from(error: Error) -> Self {
         match &error {
-            Error::Query(_) | Error::Config(_) => Self::bad_request(error.to_string()),
+            Error::Query(_) | Error::Request(_) | Error::Config(_) => {
+                Self::bad_request(error.to_string())
+            }
             Error::NoVectors(_) | Error::ModelMismatch { .. } => {
                 Self::new(409, "dense_unavailable", error.to_string())
             }
@@ -136,8 +138,7 @@ pub(crate) fn take_bool(
 pub(crate) fn rest<T: serde::de::DeserializeOwned>(
     object: serde_json::Map<String, Value>,
 ) -> Result<T, ApiError> {
-    serde_json::from_value(Value::Object(object))
-        .map_err(|e| ApiError::bad_request(edgerag_core::one_line(&e.to_string())))
+    Ok(edgerag_core::request::from_json(Value::Object(object))?)
 }
 
 /// Checks the bearer token when one is configured.
