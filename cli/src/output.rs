@@ -60,9 +60,11 @@ fn closed_pipe_ends(error: std::io::Error) -> std::io::Result<()> {
 
 /// Prints a warning on stderr (above any progress bar).
 pub fn warn(bar: Option<&ProgressBar>, text: &str) {
+    // What a warning quotes (a walked file's name) may hold a line break.
+    let line = format!("warning: {}", edgerag_core::one_line(text));
     match bar {
-        Some(bar) => bar.suspend(|| to_stderr(&format!("warning: {text}"))),
-        None => to_stderr(&format!("warning: {text}")),
+        Some(bar) => bar.suspend(|| to_stderr(&line)),
+        None => to_stderr(&line),
     }
 }
 

@@ -85,6 +85,22 @@ fn unreadable_inputs_and_outputs_fail_with_one_clear_line() {
 }
 
 #[test]
+fn a_skipped_file_is_warned_about_on_one_line_whatever_its_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let docs = dir.path().join("docs");
+    std::fs::create_dir(&docs).unwrap();
+    std::fs::copy(cli::demo_corpus().join("normans.md"), docs.join("normans.md")).unwrap();
+    std::fs::write(docs.join("two\nlines.txt"), "").unwrap();
+    let bundle = dir.path().join("out.bundle");
+    let out = edgerag(&["build", path(&docs), "-o", path(&bundle), "--no-embed"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let warnings: Vec<&str> = stderr.lines().filter(|l| l.starts_with("warning:")).collect();
+    assert_eq!(warnings.len(), 1, "{stderr}");
+    assert!(warnings[0].contains("two\\nlines.txt") && warnings[0].contains("empty"), "{stderr}");
+}
+
+#[test]
 fn directories_are_walked_and_unsupported_files_skipped() {
     let dir = tempfile::tempdir().unwrap();
     let docs = dir.path().join("docs/nested");

@@ -68,7 +68,7 @@ pub fn parse(corpus_json: &str, questions_json: &str) -> Result<(Vec<Passage>, V
                     file: "questions".into(),
                     line: 0,
                     message: format!(
-                        "question {}: supporting {:?} not in the corpus",
+                        "question {:?}: supporting {:?} not in the corpus",
                         q.id, p.title
                     ),
                 });
@@ -157,6 +157,10 @@ mod tests {
         assert_eq!(qs[0].supporting, ["1"]);
         let missing = questions
             .replace("\"beta\", \"is_supporting\": true", "\"gamma\", \"is_supporting\": true");
-        assert!(parse(corpus, &missing).is_err());
+        let error = parse(corpus, &missing).unwrap_err().to_string();
+        assert!(error.contains(r#"question "q1": supporting "B" not in the corpus"#), "{error}");
+        let id_with_a_line_break = missing.replace(r#""q1""#, r#""q\n1""#);
+        let error = parse(corpus, &id_with_a_line_break).unwrap_err().to_string();
+        assert!(error.contains(r#"question "q\n1""#) && !error.contains('\n'), "{error}");
     }
 }
