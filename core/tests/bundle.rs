@@ -260,10 +260,29 @@ fn stored_v4_bundle_searches_as_the_v3_bundle_it_was_made_from() {
         assert!(!expected.is_empty() && expected.iter().all(|(_, _, title, _)| title == "Normans"));
         assert_eq!(shown(now(rewritten.search(query, &filtered)).unwrap()), expected);
     }
-    // Written now, its links name the keywords that are names (see the graph's tests), and it
-    // is the stored fixture of that layout.
+    // Written now, its links name the keywords that are names (see the graph's tests), it
+    // finds chunks by id, and it is the stored fixture of that layout.
     assert_eq!((lazy.bundle().flags() & NAMED, rewritten.bundle().flags() & NAMED), (0, NAMED));
-    assert!(named == common::fixture("bundle-v4-named.bundle"), "the layout changed: see README");
+    assert!(named == common::fixture("bundle-v4-ids.bundle"), "the layout changed: see README");
+    let ids: Vec<String> = whole.bundle().chunks.iter().map(|c| c.id.clone()).collect();
+    let addresses = now(rewritten.addresses(&ids)).unwrap();
+    let stored = now(rewritten.bundle().body().store.read(rewritten.bundle(), &addresses));
+    let stored: Vec<String> = stored.unwrap().into_iter().map(|s| s.chunk.id).collect();
+    assert_eq!(stored, ids);
+    let view = now(rewritten.graph_view(&ids[..2], 16)).unwrap();
+    assert_eq!(view, whole.graph_view(&ids[..2], 16).unwrap());
+    let unknown = ["0123456789abcdef0123456789abcdef".to_owned()];
+    let error = now(rewritten.addresses(&unknown)).unwrap_err();
+    assert!(error.to_string().contains("no chunk \"0123456789abcdef"), "{error}");
+    // The layout before, without an index of chunk ids, searches and filters as this one but
+    // cannot find a chunk by id, and says so.
+    let older = open(&common::fixture("bundle-v4-named.bundle")).unwrap();
+    for query in ["conquest", "Rollo swore fealty"] {
+        let expected = shown(now(rewritten.search(query, &filtered)).unwrap());
+        assert_eq!(shown(now(older.search(query, &filtered)).unwrap()), expected);
+    }
+    let error = now(older.graph_view(&ids[..2], 16)).unwrap_err();
+    assert!(error.to_string().contains("without an index of chunk ids"), "{error}");
     // A changed byte in a slot is refused, naming the slot and its section; so is a slot the
     // file ends before.
     let store = lazy.bundle().body().store;

@@ -499,6 +499,23 @@ fn answers_as_in_memory(layout: &Layout, flags: u32) {
         }
     }
     assert!(found > 0 && matched.0 > 0 && matched.1 > 0, "{found} hits, {matched:?} explained");
+    // The keyword graph around a query's best chunks (an answer's sources) is drawn alike.
+    let mut drawn = 0;
+    for query in queries() {
+        let options = SearchOptions::default();
+        let (Ok(expected), Ok(got)) =
+            (memory.search(query, &options), now(lazy.search(query, &options)))
+        else {
+            continue;
+        };
+        let ids: Vec<String> = expected.iter().take(3).map(|hit| hit.chunk_id.clone()).collect();
+        let addresses: Vec<u32> = got.iter().take(3).map(|hit| hit.chunk).collect();
+        assert_eq!(now(lazy.addresses(&ids)).unwrap(), addresses, "{query:?}");
+        let expected = memory.graph_view(&ids, 16).unwrap();
+        assert_eq!(now(lazy.graph_view(&ids, 16)).unwrap(), expected, "{query:?}");
+        drawn += usize::from(expected.edges.len() > 3);
+    }
+    assert!(drawn > 0, "no view drew more than three edges");
     // A query asked again reads nothing: its pages are in the cache.
     let options = SearchOptions::default();
     now(lazy.search("Who gave their name to Normandy?", &options)).unwrap();

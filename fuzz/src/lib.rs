@@ -300,7 +300,19 @@ fn search_whole(searcher: &LazySearcher<paged::InMemory>) {
     for mode in [Mode::Bm25, Mode::Graph, Mode::Hybrid, Mode::Dense] {
         let options = SearchOptions { mode, k: 5, explain: true, ..SearchOptions::default() };
         match ready(searcher.search(query, &options)) {
-            Ok(hits) => assert!(hits.len() <= 5, "{} hits for 5", hits.len()),
+            Ok(hits) => {
+                assert!(hits.len() <= 5, "{} hits for 5", hits.len());
+                // The graph around the hits, found by id through the index of chunk ids, and
+                // around an id the bundle does not have.
+                let mut ids: Vec<String> = hits.into_iter().map(|hit| hit.chunk_id).collect();
+                if let Err(error) = ready(searcher.graph_view(&ids, 20)) {
+                    check_refusal(&error);
+                }
+                ids.push("0123456789abcdef0123456789abcdef".into());
+                if let Err(error) = ready(searcher.graph_view(&ids, 20)) {
+                    check_refusal(&error);
+                }
+            }
             Err(error) => check_refusal(&error),
         }
     }

@@ -15,9 +15,11 @@
 //! | `keywords`, `appearances`, `words`, `word data`, `links` | the keyword graph | [`PagedGraph`] |
 //! | `centroids`, `lists` | the dense index's partitions (with vectors only) | [`Ivf`] |
 //! | `filters` | what metadata filters ask of each document and chunk | [`filters`] |
+//! | `chunk ids` | where the chunk with a given id lies in the store | [`ids`] |
 //!
-//! The directory names every section but `filters`, which readers find by name: bundles
-//! written before it existed lack it, and are searched as before but not filtered. Large
+//! The directory names every section but `filters` and `chunk ids`, which readers find by
+//! name: bundles written before them lack them, and are searched as before but not filtered,
+//! and cannot find a chunk by its id. Large
 //! corpora add a section `"<name> routes"` for each index whose routes would not fit the
 //! directory ([`routes`](super::paged::routes)), also found by name.
 //!
@@ -29,13 +31,13 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::filters;
 use super::graph::PagedGraph;
 use super::ivf::{Ivf, IvfParams};
 use super::lexicon::{self, Lexicon};
 use super::paged::routes::INLINE_ROUTES;
 use super::paged::{PagedFile, PagedWriter, RangeSource, VERSION};
 use super::{Bundle, ChunkStore, Manifest};
+use super::{filters, ids};
 use crate::graph::GraphIndex;
 use crate::{Error, Result};
 
@@ -119,6 +121,7 @@ impl Bundle {
             None => None,
         };
         filters::write(&mut writer, &self.documents, &self.chunks, &addresses, layout.slot)?;
+        ids::write(&mut writer, &self.chunks, &addresses, layout.slot)?;
         let manifest = Manifest { format_version: VERSION, ..self.manifest.clone() };
         writer.finish(Body { manifest, store, lexicon, graph, dense }, VERSION, VERSION)
     }

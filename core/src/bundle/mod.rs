@@ -50,6 +50,7 @@
 mod build;
 pub mod filters;
 pub mod graph;
+pub mod ids;
 pub mod ivf;
 pub mod lazy;
 pub mod lexicon;

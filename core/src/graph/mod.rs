@@ -16,7 +16,7 @@
 pub(crate) mod data;
 pub(crate) mod search;
 mod similar;
-mod view;
+pub(crate) mod view;
 
 use std::collections::{BTreeMap, HashMap};
 

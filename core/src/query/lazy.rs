@@ -6,14 +6,15 @@ use std::future::Future;
 
 use super::rank::{self, Allow, Retrieve, no_vectors, rank};
 use super::{Corpus, Explanation, Hit, KeywordCandidate, QueryModel, Rankings, SearchOptions};
-use crate::Result;
 use crate::bundle::lazy::{self, LazyBundle};
 use crate::bundle::paged::{Io, RangeSource, Reads};
 use crate::bundle::{Embed, Manifest, StoredChunk};
-use crate::bundle::{filters, lexicon};
+use crate::bundle::{filters, ids, lexicon};
 use crate::graph::data::GraphData;
+use crate::graph::{GraphView, view};
 use crate::index::Scored;
 use crate::text::Analyzer;
+use crate::{Error, Result};
 
 /// A bundle of format version 4, opened by range and ready to query. Chunks are named by
 /// their address in the bundle's chunk store ([`Hit::chunk`], [`Scored::chunk`]).
@@ -135,6 +136,56 @@ impl<S: RangeSource> LazySearcher<S> {
         let model = self.model.as_ref();
         let paged = Paged::new(&self.bundle, &SearchOptions::default());
         rank::keyword_candidates(&paged, &self.analyzer, query, model, limit).await
+    }
+
+    /// The addresses of the chunks with ids `chunk_ids`, in order, from the bundle's index of
+    /// chunk ids.
+    ///
+    /// # Errors
+    /// [`Error::Query`] naming an id the bundle does not have, or when the bundle was written
+    /// without an index of chunk ids; errors of reading the bundle.
+    pub async fn addresses(&self, chunk_ids: &[String]) -> Result<Vec<u32>> {
+        let candidates = ids::lookup(&self.bundle, chunk_ids).await?.ok_or_else(|| {
+            Error::Query(
+                "this bundle was written without an index of chunk ids: convert it again \
+                 (edgerag convert) to find its chunks by id"
+                    .into(),
+            )
+        })?;
+        let mut read: Vec<u32> = candidates.concat();
+        read.sort_unstable();
+        read.dedup();
+        let stored = self.bundle.body().store.read(&self.bundle, &read).await?;
+        let has = |address: &u32, id: &str| {
+            read.binary_search(address).is_ok_and(|at| stored[at].chunk.id == id)
+        };
+        let found = chunk_ids.iter().zip(&candidates).map(|(id, candidates)| {
+            candidates
+                .iter()
+                .copied()
+                .find(|address| has(address, id))
+                .ok_or_else(|| Error::Query(format!("no chunk {id:?} in the bundle")))
+        });
+        found.collect()
+    }
+
+    /// The keyword graph around the chunks named by `chunk_ids` (e.g. an answer's sources),
+    /// with at most `limit` keywords, as [`super::Searcher::graph_view`] draws it around the
+    /// same chunks of the bundle in memory.
+    ///
+    /// # Errors
+    /// As [`addresses`](Self::addresses).
+    pub async fn graph_view(&self, chunk_ids: &[String], limit: usize) -> Result<GraphView> {
+        let addresses = self.addresses(chunk_ids).await?;
+        let body = self.bundle.body();
+        let sketch = view::sketch(&body.graph.reader(&self.bundle), &addresses, limit).await?;
+        let chunks = sketch.chunks();
+        let stored = body.store.read(&self.bundle, &chunks).await?;
+        let label =
+            |s: &StoredChunk| view::label(&s.chunk.id, &s.document.title, &s.section, s.chunk.page);
+        let labels = chunks.iter().copied().zip(stored.iter().map(label)).collect();
+        let displays = body.graph.displays(&self.bundle, &sketch.keyword_ids()).await?;
+        Ok(sketch.draw(&labels, &displays))
     }
 
     /// Why each of the `stored` chunks of `r.fused` was found: the signals, the query terms

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::bundle::{Bundle, Embed, Manifest};
 use crate::graph::data::GraphData;
-use crate::graph::{GraphIndex, GraphSearch, GraphView};
+use crate::graph::{GraphIndex, GraphSearch, GraphView, view};
 use crate::index::Scored;
 use crate::index::bm25::TermScore;
 use crate::index::fusion::Fusion;
@@ -430,14 +430,7 @@ impl Searcher {
         let label = |chunk: u32| {
             let chunk = &chunks[chunk as usize];
             let doc = self.bundle.document_of(chunk);
-            let label = match (doc.section_path(chunk.section).pop(), chunk.page) {
-                (_, Some(page)) => format!("{}, p. {page}", doc.title),
-                (Some(heading), None) if heading != doc.title => {
-                    format!("{} › {heading}", doc.title)
-                }
-                _ => doc.title.clone(),
-            };
-            (chunk.id.clone(), label)
+            view::label(&chunk.id, &doc.title, &doc.section_path(chunk.section), chunk.page)
         };
         Ok(self.graph.view(&self.bundle.graph, &seeds, limit, label))
     }
