@@ -9,7 +9,8 @@
 //! cut into as many equal buckets as the section has slots: slot `b` holds the entries whose
 //! key `k` has `k × slots >> 64 = b`, in key order, as a count (`u16`, little-endian) then,
 //! for each entry, the key (`u64`) and the chunk's address (`u32`), both little-endian. There
-//! are enough slots for the fullest bucket to fit (on average a bucket fills half a slot).
+//! are enough slots for the fullest bucket to fit (on average a bucket fills half a slot:
+//! about 27 bytes a chunk in 4 KB slots, some 1 % of a bundle).
 //!
 //! A lookup computes each id's bucket and reads those slots only. Two ids may share a key:
 //! a lookup gives every address of the key, and the caller keeps the chunk that has the id.

@@ -10,9 +10,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde::Serialize;
 
-use super::GraphIndex;
-use super::KeywordGraph;
 use super::data::{GraphData, InMemory, KeywordInfo};
+use super::{GraphIndex, KeywordGraph};
 use crate::Result;
 use crate::bundle::paged::ready_now;
 use crate::keywords::KeywordKind;
@@ -156,10 +155,7 @@ pub(crate) async fn sketch(data: &impl GraphData, around: &[u32], limit: usize) 
     ids.dedup();
     let mut nodes = data.keywords(&ids).await?;
     let shown = |nodes: &HashMap<u32, KeywordInfo>, k: u32| {
-        nodes
-            .get(&k)
-            .filter(|n| !matches!(n.kind, KeywordKind::Date | KeywordKind::Number))
-            .is_some()
+        nodes.get(&k).is_some_and(|n| !matches!(n.kind, KeywordKind::Date | KeywordKind::Number))
     };
 
     // The seeds' keywords, by weight × idf summed over the seeds, the best weighing 1.
