@@ -11,7 +11,7 @@ use edgerag_core::request::AskRequest;
 use crate::flags::llm::{self, Llm, LlmArgs};
 use crate::flags::model::ModelArgs;
 use crate::flags::retrieval::FusionArgs;
-use crate::open::{Opened, WithIo, open};
+use crate::open::{WithIo, open};
 use crate::output;
 use crate::transport;
 
@@ -126,16 +126,8 @@ pub(crate) fn run(args: Args) -> Result<()> {
         output::stream(token);
     };
     let on_token = args.stream.then_some(&mut print as &mut dyn FnMut(&str));
-    let answer = match &opened {
-        Opened::ByRange(searcher) => {
-            let answerer = Answerer::new(searcher, options);
-            transport::block_on(answerer.answer(client.as_ref(), &args.question, on_token))
-        }
-        Opened::Whole(searcher) => {
-            let answerer = Answerer::new(searcher, options);
-            transport::block_on(answerer.answer(client.as_ref(), &args.question, on_token))
-        }
-    };
+    let answerer = Answerer::new(&opened, options);
+    let answer = transport::block_on(answerer.answer(client.as_ref(), &args.question, on_token));
     let answer = answer.context("ask")?;
     if args.json {
         return output::json(&WithIo { output: &answer, io: opened.reads() });

@@ -6,11 +6,11 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use edgerag_cli::source;
-use edgerag_core::bundle::lazy::Layout;
+use edgerag_core::bundle::lazy::{self, Layout, SectionSummary};
 use edgerag_core::{Bundle, Error};
 use serde::Serialize;
 
-use crate::inspect::Section;
+use crate::inspect::print_sections;
 use crate::{files, output};
 
 /// Arguments of `edgerag convert`.
@@ -27,7 +27,7 @@ pub(crate) struct Args {
 
 /// What a conversion wrote.
 #[derive(Debug, Serialize)]
-struct Summary {
+struct Summary<'a> {
     bundle: String,
     /// Format of the input.
     from_format: u16,
@@ -37,7 +37,7 @@ struct Summary {
     bytes: u64,
     /// Bytes a reader fetches on opening it (the header and directory, in one read).
     open_bytes: u64,
-    sections: Vec<Section>,
+    sections: Vec<SectionSummary<'a>>,
     seconds: f64,
 }
 
@@ -60,7 +60,7 @@ pub(crate) fn run(args: Args) -> Result<()> {
         input_bytes: input.len() as u64,
         bytes: bytes.len() as u64,
         open_bytes: written.io().bytes,
-        sections: Section::all(written.bundle()),
+        sections: lazy::inspect(written.bundle()).sections,
         seconds: started.elapsed().as_secs_f64(),
     };
     if args.json {
@@ -75,6 +75,6 @@ pub(crate) fn run(args: Args) -> Result<()> {
         summary.seconds,
         summary.open_bytes
     ));
-    summary.sections.iter().for_each(Section::print);
+    print_sections(&summary.sections);
     Ok(())
 }

@@ -5,8 +5,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use edgerag_cli::source::{self, BundleSource};
 use edgerag_core::Error;
-use edgerag_core::bundle::lazy::LazyBundle;
-use edgerag_core::bundle::paged::{RangeSource, SectionRef};
+use edgerag_core::bundle::lazy::{self, PagedInspection, SectionSummary};
 use edgerag_core::bundle::{Inspection, Manifest};
 use edgerag_core::query::LazySearcher;
 use serde::Serialize;
@@ -36,36 +35,10 @@ struct Report<'a> {
 struct PagedReport<'a> {
     bundle: String,
     bytes: u64,
-    manifest: &'a Manifest,
     /// Bytes read to open it (the header and directory).
     open_bytes: u64,
-    sections: Vec<Section>,
-}
-
-/// A section of a bundle of format 4.
-#[derive(Debug, Serialize)]
-pub(crate) struct Section {
-    name: String,
-    /// Bytes of each slot.
-    slot: u32,
-    slots: u32,
-}
-
-impl Section {
-    /// The sections of `bundle`.
-    pub(crate) fn all<S: RangeSource>(bundle: &LazyBundle<S>) -> Vec<Self> {
-        let section =
-            |s: &SectionRef| Section { name: s.name.clone(), slot: s.slot, slots: s.slots };
-        bundle.sections().iter().map(section).collect()
-    }
-
-    /// The section as a line for people.
-    pub(crate) fn print(&self) {
-        output::line(&format!(
-            "  {:<12} {:>8} slots of {:>6} bytes",
-            self.name, self.slots, self.slot
-        ));
-    }
+    #[serde(flatten)]
+    inspection: PagedInspection<'a>,
 }
 
 pub(crate) fn run(args: Args) -> Result<()> {
@@ -109,9 +82,8 @@ fn inspect_paged(
     json: bool,
 ) -> Result<()> {
     let report = PagedReport {
-        manifest: searcher.manifest(),
         open_bytes: searcher.io().bytes,
-        sections: Section::all(searcher.bundle()),
+        inspection: lazy::inspect(searcher.bundle()),
         bundle,
         bytes,
     };
@@ -122,9 +94,19 @@ fn inspect_paged(
         "bundle      {} ({} bytes; opening it reads {})",
         report.bundle, report.bytes, report.open_bytes
     ));
-    print_manifest(report.manifest);
-    report.sections.iter().for_each(Section::print);
+    print_manifest(report.inspection.manifest);
+    print_sections(&report.inspection.sections);
     Ok(())
+}
+
+/// Prints the sections of a bundle of format 4 for people, a line each.
+pub(crate) fn print_sections(sections: &[SectionSummary<'_>]) {
+    for section in sections {
+        output::line(&format!(
+            "  {:<12} {:>8} slots of {:>6} bytes",
+            section.name, section.slots, section.slot
+        ));
+    }
 }
 
 /// Prints the manifest for people.

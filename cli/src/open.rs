@@ -6,20 +6,14 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use edgerag_cli::source::{self, BundleSource};
 use edgerag_core::bundle::paged::Reads;
-use edgerag_core::query::LazySearcher;
-use edgerag_core::{Error, Mode, Searcher};
+use edgerag_core::{Error, Mode};
 use serde::Serialize;
 
 use crate::files;
 use crate::flags::model::{self, ModelArgs};
 
-/// A bundle ready to query.
-pub(crate) enum Opened {
-    /// Format 4, read by range.
-    ByRange(LazySearcher<BundleSource>),
-    /// An older format, read whole.
-    Whole(Searcher),
-}
+/// A bundle ready to query: of format 4 read by range, older ones read whole.
+pub(crate) type Opened = edgerag_core::query::Opened<BundleSource>;
 
 /// Opens the bundle at `location` (a file or a URL), loading its model when `mode` uses its
 /// vectors (see [`model::for_mode`]).
@@ -45,17 +39,6 @@ pub(crate) fn open(location: &str, model: &ModelArgs, mode: Mode, quiet: bool) -
              to format 4 (`edgerag convert`) to query it by range"
         )),
         Err(error) => Err(error).context(location.to_owned()),
-    }
-}
-
-impl Opened {
-    /// What reading the bundle has cost, opening included, and each section's share, when it
-    /// is read by range.
-    pub(crate) fn reads(&self) -> Option<Reads> {
-        match self {
-            Self::ByRange(searcher) => Some(searcher.reads()),
-            Self::Whole(_) => None,
-        }
     }
 }
 

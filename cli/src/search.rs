@@ -2,12 +2,12 @@
 
 use anyhow::{Context, Result};
 use edgerag_cli::source::blocking;
-use edgerag_core::query::{Filter, SearchResults};
+use edgerag_core::query::{Corpus, Filter, SearchResults};
 use edgerag_core::{DocKind, Hit, Mode};
 
 use crate::flags::model::ModelArgs;
 use crate::flags::retrieval::FusionArgs;
-use crate::open::{Opened, WithIo, open};
+use crate::open::{WithIo, open};
 use crate::output;
 
 /// Arguments of `edgerag search`.
@@ -57,11 +57,8 @@ pub(crate) fn run(args: Args) -> Result<()> {
     };
     let options = request.options(args.k).context("search")?;
     let opened = open(&args.bundle, &args.model, args.mode, args.json)?;
-    let hits = match &opened {
-        Opened::ByRange(searcher) => blocking(searcher.search(&args.query, &options))
-            .with_context(|| format!("search {}", args.bundle))?,
-        Opened::Whole(searcher) => searcher.search(&args.query, &options).context("search")?,
-    };
+    let hits = blocking(opened.search(&args.query, &options))
+        .with_context(|| format!("search {}", args.bundle))?;
     if args.json {
         let results = SearchResults { query: &args.query, mode: options.mode, results: hits };
         return output::json(&WithIo { output: &results, io: opened.reads() });

@@ -30,7 +30,7 @@ use crate::graph::GraphSearch;
 use crate::index::dense::Quantization;
 use crate::index::fusion::Fusion;
 use crate::llm::{ApiKey, ChatModel, GROQ_BASE_URL, LlmClient, LlmConfig, MAX_TIMEOUT, Transport};
-use crate::query::{Filter, Mode, SearchOptions, Searcher};
+use crate::query::{Corpus, Filter, Mode, SearchOptions};
 use crate::{Error, Result};
 
 /// A request of type `T` read from its JSON form, as every host reads one: unknown fields are
@@ -326,7 +326,7 @@ impl AskRequest {
     /// As [`AskRequest::options`], [`AskRequest::llm`] and [`Answerer::ask`].
     pub async fn answer<T: Transport>(
         &self,
-        searcher: &Searcher,
+        searcher: &impl Corpus,
         question: &str,
         transport: T,
         on_token: Option<&mut dyn FnMut(&str)>,
@@ -345,7 +345,7 @@ impl AskRequest {
     /// [`AskRequest::answer`].
     pub async fn answer_with<M: ChatModel>(
         &self,
-        searcher: &Searcher,
+        searcher: &impl Corpus,
         question: &str,
         model: &M,
         on_token: Option<&mut dyn FnMut(&str)>,

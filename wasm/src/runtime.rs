@@ -1,10 +1,11 @@
-//! `Edgerag`: a bundle in memory, searched and asked from JavaScript.
+//! `Edgerag`: a bundle in memory, searched and asked from JavaScript. A bundle of format 4 is
+//! read by range from the bytes it was given, older ones decoded whole.
 
 use std::rc::Rc;
 
-use edgerag_core::Searcher;
+use edgerag_core::bundle::paged::{InMemory, ready_now};
 use edgerag_core::generate::LocalModel;
-use edgerag_core::query::{SearchOptions, SearchResults};
+use edgerag_core::query::{Corpus, Opened, SearchOptions, SearchResults};
 use edgerag_core::request::{AskRequest, SearchRequest};
 use js_sys::{Function, Promise};
 use wasm_bindgen::prelude::*;
@@ -22,7 +23,7 @@ const GRAPH_KEYWORDS: usize = 16;
 #[wasm_bindgen]
 pub struct Edgerag {
     /// Shared with answers in progress, which outlive the call that started them.
-    searcher: Rc<Searcher>,
+    searcher: Rc<Opened<InMemory>>,
 }
 
 #[wasm_bindgen]
@@ -30,8 +31,8 @@ impl Edgerag {
     /// Loads a bundle from its bytes. Throws if they are not a bundle this version reads
     /// (corrupted, truncated, too new).
     #[wasm_bindgen(constructor)]
-    pub fn new(bundle: &[u8]) -> Result<Edgerag, JsError> {
-        Ok(Self { searcher: Rc::new(Searcher::from_bytes(bundle)?) })
+    pub fn new(bundle: Vec<u8>) -> Result<Edgerag, JsError> {
+        Ok(Self { searcher: Rc::new(Opened::from_bytes(bundle)?) })
     }
 
     /// Attaches the embedding model, enabling dense and hybrid retrieval with vectors. Throws
@@ -54,13 +55,13 @@ impl Edgerag {
 
     /// The bundle's manifest.
     pub fn manifest(&self) -> Result<JsValue, JsError> {
-        to_js(&self.searcher.bundle().manifest)
+        to_js(self.searcher.manifest())
     }
 
-    /// The manifest, the encoded size of each part and the documents (as `edgerag inspect
-    /// --json`, without the file's path and size).
+    /// The manifest, and the encoded size of each part and the documents, or for a bundle of
+    /// format 4 its sections (as `edgerag inspect --json`, without the file's path and size).
     pub fn inspect(&self) -> Result<JsValue, JsError> {
-        to_js(&self.searcher.bundle().inspect())
+        to_js(&self.searcher.inspect())
     }
 
     /// Searches the bundle. `options`: `{ k, mode, explain, filter: { documents, section,
@@ -68,7 +69,7 @@ impl Edgerag {
     /// `{ query, mode, results }` (as `edgerag search --json`).
     pub fn search(&self, query: &str, options: JsValue) -> Result<JsValue, JsError> {
         let options = from_js::<SearchRequest>(options)?.options(SearchOptions::default().k)?;
-        let results = self.searcher.search(query, &options)?;
+        let results = now(self.searcher.search(query, &options))?;
         to_js(&SearchResults { query, mode: options.mode, results })
     }
 
@@ -100,7 +101,7 @@ impl Edgerag {
     /// The keyword graph around the chunks with these ids (e.g. an answer's sources), at most
     /// `limit` keywords (default 16): `{ nodes, edges }`.
     pub fn graph(&self, chunk_ids: Vec<String>, limit: Option<usize>) -> Result<JsValue, JsError> {
-        to_js(&self.searcher.graph_view(&chunk_ids, limit.unwrap_or(GRAPH_KEYWORDS))?)
+        to_js(&now(self.searcher.graph_view(&chunk_ids, limit.unwrap_or(GRAPH_KEYWORDS)))?)
     }
 }
 
@@ -121,10 +122,16 @@ impl Edgerag {
             let mut forward = stream_to(on_token.as_ref());
             let streaming = on_token.is_some().then_some(&mut forward as &mut dyn FnMut(&str));
             let answer = match local {
-                Some(model) => request.answer_with(&searcher, &question, &*model, streaming).await,
-                None => request.answer(&searcher, &question, FetchTransport, streaming).await,
+                Some(model) => request.answer_with(&*searcher, &question, &*model, streaming).await,
+                None => request.answer(&*searcher, &question, FetchTransport, streaming).await,
             };
             Ok(to_js(&answer.map_err(JsError::from)?)?)
         })
     }
+}
+
+/// The output of `read`, which reads the bundle in memory: it is ready at once.
+fn now<T>(read: impl Future<Output = edgerag_core::Result<T>>) -> Result<T, JsError> {
+    let output = ready_now(read).ok_or_else(|| JsError::new("a read did not complete at once"))?;
+    Ok(output?)
 }

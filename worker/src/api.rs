@@ -7,7 +7,7 @@ use std::cell::{Cell, RefCell};
 use edgerag_core::bundle::Manifest;
 use edgerag_core::completions::{self, CompletionRequest, DONE};
 use edgerag_core::llm::sse;
-use edgerag_core::query::{Mode, SearchOptions, SearchResults};
+use edgerag_core::query::{Corpus, Mode, SearchOptions, SearchResults};
 use edgerag_core::request::{AskRequest, SearchRequest};
 use futures_channel::mpsc::{self, UnboundedSender};
 use futures_util::{StreamExt, stream};
@@ -83,7 +83,7 @@ pub(crate) async fn bundles(env: &Env, config: &Config) -> Reply {
         .map(|(i, (entry, bundle))| Listed {
             name: &entry.name,
             default: i == 0,
-            manifest: &bundle.searcher.bundle().manifest,
+            manifest: bundle.searcher.manifest(),
             dense: dense_status(bundle),
         })
         .collect();
@@ -116,7 +116,7 @@ pub(crate) async fn search(mut request: Request, env: &Env, config: &Config) -> 
     if options.mode == Mode::Dense && !loaded.searcher.dense_ready() {
         return Err(dense_off(&loaded));
     }
-    let results = loaded.searcher.search(&query, &options)?;
+    let results = loaded.searcher.search(&query, &options).await?;
     let mut warnings = Vec::new();
     if options.mode == Mode::Hybrid && !loaded.searcher.dense_ready() {
         warnings.push(format!("dense retrieval off: {}", dense_reason(&loaded)));

@@ -11,8 +11,9 @@ use std::collections::HashMap;
 use std::io::{self, BufReader, Read, Seek, SeekFrom};
 use std::rc::Rc;
 
-use edgerag_core::Searcher;
+use edgerag_core::bundle::paged::InMemory;
 use edgerag_core::embed::{Embedder, EmbedderOptions};
+use edgerag_core::query::Opened;
 use futures_util::FutureExt;
 use futures_util::future::{LocalBoxFuture, Shared};
 use worker::js_sys::Uint8Array;
@@ -24,7 +25,8 @@ use crate::http::ApiError;
 
 /// A bundle ready to serve.
 pub(crate) struct Loaded {
-    pub(crate) searcher: Searcher,
+    /// Read whole, or of format 4 by range from its bytes in memory.
+    pub(crate) searcher: Opened<InMemory>,
     /// Why dense retrieval is off, when the bundle has vectors but no model to query them.
     pub(crate) dense_off: Option<String>,
 }
@@ -86,11 +88,9 @@ pub(crate) fn model_state() -> Option<Result<(), String>> {
 
 async fn load_bundle(env: Env, config: Config, entry: BundleEntry) -> Result<Rc<Loaded>, String> {
     let bytes = read(&env, &entry.source).await?.to_vec();
-    let mut searcher =
-        Searcher::from_bytes(&bytes).map_err(|e| format!("{}: {e}", entry.source))?;
-    drop(bytes);
+    let mut searcher = Opened::from_bytes(bytes).map_err(|e| format!("{}: {e}", entry.source))?;
     let mut dense_off = None;
-    if let Some(spec) = searcher.bundle().manifest.embedding.clone() {
+    if let Some(spec) = searcher.manifest().embedding.clone() {
         dense_off = match model(&env, &config).await {
             Err(reason) => Some(reason),
             Ok(embedder) => searcher.set_embedder(Box::new(embedder)).err().map(|e| e.to_string()),

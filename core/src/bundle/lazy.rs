@@ -127,6 +127,38 @@ impl Bundle {
     }
 }
 
+/// What inspecting a bundle of format 4 shows, from its directory alone: its manifest and
+/// sections. The CLI's `inspect --json` and the browser's `inspect()` print this.
+#[derive(Debug, Clone, Serialize)]
+pub struct PagedInspection<'a> {
+    /// The manifest.
+    pub manifest: &'a Manifest,
+    /// The sections, in file order.
+    pub sections: Vec<SectionSummary<'a>>,
+}
+
+/// One section of a [`PagedInspection`].
+#[derive(Debug, Clone, Serialize)]
+pub struct SectionSummary<'a> {
+    /// What it holds.
+    pub name: &'a str,
+    /// Bytes of each slot, its proof included.
+    pub slot: u32,
+    /// Its slot count.
+    pub slots: u32,
+}
+
+/// What inspecting `bundle` shows.
+pub fn inspect<S: RangeSource>(bundle: &LazyBundle<S>) -> PagedInspection<'_> {
+    let sections = bundle.sections().iter();
+    PagedInspection {
+        manifest: &bundle.body().manifest,
+        sections: sections
+            .map(|s| SectionSummary { name: &s.name, slot: s.slot, slots: s.slots })
+            .collect(),
+    }
+}
+
 /// Opens the bundle of format version 4 that `source` reads, keeping up to `budget` bytes of
 /// pages: one read for the header and directory of any but the largest corpora.
 ///

@@ -52,8 +52,18 @@ impl<S: RangeSource> LazySearcher<S> {
     /// # Errors
     /// As [`super::Searcher::with_embedder`].
     pub fn with_embedder(mut self, embedder: Box<dyn Embed>) -> Result<Self> {
-        self.model = Some(QueryModel::new(self.manifest(), embedder)?);
+        self.set_embedder(embedder)?;
         Ok(self)
+    }
+
+    /// Sets the embedder that turns queries into vectors, as
+    /// [`with_embedder`](Self::with_embedder) does.
+    ///
+    /// # Errors
+    /// As [`super::Searcher::with_embedder`].
+    pub fn set_embedder(&mut self, embedder: Box<dyn Embed>) -> Result<()> {
+        self.model = Some(QueryModel::new(self.manifest(), embedder)?);
+        Ok(())
     }
 
     /// The bundle's manifest.

@@ -6,6 +6,7 @@
 
 mod cache;
 mod lazy;
+mod opened;
 mod rank;
 
 use std::collections::HashMap;
@@ -14,6 +15,7 @@ use std::str::FromStr;
 
 use self::cache::Lru;
 pub use self::lazy::LazySearcher;
+pub use self::opened::{Inspected, Opened};
 use self::rank::{Allow, Rankings, Retrieve, no_vectors, rank};
 use serde::{Deserialize, Serialize};
 
