@@ -298,6 +298,26 @@ fn bundles_and_site_files_answer_byte_ranges() {
 }
 
 #[test]
+fn a_bundle_of_format_4_is_served_and_listed_and_searched_by_range_through_the_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let doc = cli::demo_corpus().join("normans.md");
+    let bundle = dir.path().join("paged.bundle");
+    let args = ["build", path(&doc), "-o", path(&bundle), "--no-embed", "--format", "4", "--json"];
+    run_json(&args);
+    let site = make_site(dir.path());
+    let server = Serving::start(&[path(&bundle), "--site", path(&site), "--no-model"], None);
+    let listed = &server.get("/edgerag.json").json()["bundles"][0];
+    let inspected = run_json(&["inspect", path(&bundle), "--json"]);
+    assert_eq!(listed["chunks"], inspected["manifest"]["counts"]["chunks"], "{listed}");
+    assert_eq!(listed["corpus"], "paged");
+    let url = format!("http://127.0.0.1:{}/bundles/paged.bundle", server.port);
+    let search = |bundle: &str| run_json(&["search", bundle, "Rollo", "--json"])["results"].clone();
+    let found = search(&url);
+    assert!(found.as_array().is_some_and(|hits| !hits.is_empty()), "{found}");
+    assert_eq!(found, search(path(&bundle)));
+}
+
+#[test]
 fn serves_the_site_the_bundles_and_edgerag_json() {
     let dir = tempfile::tempdir().unwrap();
     let cache = dir.path().join("cache");

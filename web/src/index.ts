@@ -40,8 +40,10 @@ export type {
   LlmOptions,
   Manifest,
   Mode,
+  PagedInspection,
   SearchOptions,
   SearchResults,
   Signal,
   Source,
+  WholeInspection,
 } from "./types.js";

@@ -207,10 +207,20 @@ export interface Manifest {
   counts: Counts;
 }
 
-export interface Inspection {
+/** What `inspect()` shows: for a bundle read whole, the size of each part and its documents;
+ * for a bundle of format 4, its sections (read from its directory only). */
+export type Inspection = WholeInspection | PagedInspection;
+
+export interface WholeInspection {
   manifest: Manifest;
   part_bytes: { manifest: number; documents: number; chunks: number; graph: number; bm25: number; dense: number };
   documents: { source: string; title: string; kind: DocKind; pages: number; sections: number; chunks: number }[];
+}
+
+export interface PagedInspection {
+  manifest: Manifest;
+  /** Each section in file order: its name, bytes of each slot (proof included), slot count. */
+  sections: { name: string; slot: number; slots: number }[];
 }
 
 export interface GraphView {

@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context, Result, anyhow, bail};
-use edgerag_core::Bundle;
 use edgerag_core::embed::EmbedderOptions;
+use edgerag_core::query::Opened;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
@@ -110,9 +110,10 @@ impl ServedBundle {
         FilePart::new(Arc::clone(&file), 0, len)
             .read_to_end(&mut bytes)
             .with_context(|| format!("{}", path.display()))?;
-        let bundle = Bundle::from_bytes(&bytes).with_context(|| format!("{}", path.display()))?;
         let sha256 = models::sha256_hex(&bytes);
-        let manifest = &bundle.manifest;
+        // Of any format: one of format 4 is checked as a reader by range finds it.
+        let bundle = Opened::from_bytes(bytes).with_context(|| format!("{}", path.display()))?;
+        let manifest = bundle.manifest();
         let name = Path::new(&file_name)
             .file_stem()
             .map_or_else(|| file_name.clone(), |s| s.to_string_lossy().into_owned());
