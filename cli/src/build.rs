@@ -4,12 +4,13 @@ use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result, bail};
+use edgerag_cli::source;
 use edgerag_core::bundle::lazy::Layout;
 use edgerag_core::bundle::{BuildFailure, BuildSummary};
 use edgerag_core::chunk::ChunkConfig;
 use edgerag_core::index::dense::Quantization;
 use edgerag_core::request::BuildRequest;
-use edgerag_core::{BundleBuilder, DocKind, Document};
+use edgerag_core::{BundleBuilder, DocKind, Document, Error};
 use serde::Serialize;
 
 use crate::flags::model::ModelArgs;
@@ -161,9 +162,8 @@ pub(crate) fn run(args: Args) -> Result<()> {
         builder.without_hnsw();
     }
     if let Some(path) = &args.update {
-        let previous = files::open_bundle(path)?;
-        let bundle = previous.bundle();
-        builder.reuse_vectors(bundle).with_context(|| format!("--update {}", path.display()))?;
+        reuse_vectors(&mut builder, path)
+            .with_context(|| format!("--update {}", path.display()))?;
     }
 
     let failed = add_files(&mut builder, &inputs.files, &args)?;
@@ -195,6 +195,21 @@ pub(crate) fn run(args: Args) -> Result<()> {
     }
     print(&summary);
     Ok(())
+}
+
+/// Has `builder` reuse the vectors of the earlier build at `path`, of any format.
+fn reuse_vectors(builder: &mut BundleBuilder, path: &Path) -> Result<()> {
+    let location = path.display().to_string();
+    match source::open_lazy(&location) {
+        Ok(previous) => {
+            let Some(spec) = previous.manifest().embedding.clone() else {
+                return Ok(());
+            };
+            Ok(builder.reuse_vectors_of(&spec, source::blocking(previous.vectors())?)?)
+        }
+        Err(Error::TooOld { .. }) => Ok(builder.reuse_vectors(files::open_bundle(path)?.bundle())?),
+        Err(error) => Err(error.into()),
+    }
 }
 
 /// Loads each of `files` into `builder`, with a progress bar; the files that could not be

@@ -34,6 +34,13 @@ fn update_reuses_vectors_and_dense_search_finds_meaning() {
     let updated = json(&[&args[..], &["--json"]].concat());
     assert_eq!(updated["reused_vectors"], built["chunks"], "{updated}");
     assert_eq!(updated["vectors"], updated["chunks"], "{updated}");
+    // An earlier build of format 4 is reused alike.
+    let paged = dir.path().join("first-paged.bundle");
+    json(&["convert", path(&first), path(&paged), "--json"]);
+    let third = dir.path().join("third.bundle");
+    let args = ["build", path(&normans), path(&html), "-o", path(&third), "--update", path(&paged)];
+    let from_paged = json(&[&args[..], &["--json"]].concat());
+    assert_eq!(from_paged["reused_vectors"], built["chunks"], "{from_paged}");
 
     // No query word occurs in the answer: only the embedding can connect them.
     let query = "Scandinavian seafarers who raided the French coast";

@@ -13,7 +13,9 @@ use edgerag_core::index::bm25::{Bm25Index, Bm25Params};
 use edgerag_core::index::dense::DenseParams;
 use edgerag_core::query::{Filter, LazySearcher};
 use edgerag_core::text::Analyzer;
-use edgerag_core::{BuildOptions, Bundle, BundleBuilder, Hit, Mode, SearchOptions, Searcher, load};
+use edgerag_core::{
+    BuildOptions, Bundle, BundleBuilder, Document, Hit, Mode, SearchOptions, Searcher, load,
+};
 
 use crate::common::{self, now};
 use crate::embed::minilm_boxed;
@@ -91,14 +93,19 @@ fn demo(embed: bool) -> Bundle {
 
 /// The demo corpus added to `builder`, built.
 fn add_demo(mut builder: BundleBuilder) -> Bundle {
+    demo_documents().into_iter().for_each(|doc| _ = builder.add(doc));
+    builder.finish(&mut |_| {}).unwrap()
+}
+
+/// The documents of the demo corpus, in file name order.
+fn demo_documents() -> Vec<Document> {
     let corpus = concat!(env!("CARGO_MANIFEST_DIR"), "/../demo/corpus");
     let mut paths: Vec<_> = std::fs::read_dir(corpus).unwrap().map(|e| e.unwrap().path()).collect();
     paths.sort();
-    for path in &paths {
-        let name = path.file_name().unwrap().to_str().unwrap();
-        builder.add(load(name, &std::fs::read(path).unwrap()).unwrap());
-    }
-    builder.finish(&mut |_| {}).unwrap()
+    let load_path = |path: &std::path::PathBuf| {
+        load(path.file_name().unwrap().to_str().unwrap(), &std::fs::read(path).unwrap()).unwrap()
+    };
+    paths.iter().map(load_path).collect()
 }
 
 /// The demo corpus with vectors, built once for the tests that need it (embedding it takes
@@ -106,6 +113,34 @@ fn add_demo(mut builder: BundleBuilder) -> Bundle {
 fn embedded_demo() -> &'static Bundle {
     static DEMO: std::sync::OnceLock<Bundle> = std::sync::OnceLock::new();
     DEMO.get_or_init(|| demo(true))
+}
+
+#[test]
+fn a_rebuild_reuses_the_vectors_of_a_bundle_of_format_4_as_of_the_bundle_in_memory() {
+    let bundle = embedded_demo();
+    // Partitions of about 8 vectors: every list is read.
+    let ivf = IvfParams { partition: 8, ..IvfParams::default() };
+    let bytes = bundle.to_paged_bytes(&Layout { ivf, ..Layout::default() }).unwrap();
+    let lazy = now(LazySearcher::open(InMemory(bytes), DEFAULT_BUDGET)).unwrap();
+    assert!(lazy.bundle().body().dense.as_ref().unwrap().partitions > 2);
+    let mut vectors = now(lazy.vectors()).unwrap();
+    vectors.sort_by(|a, b| a.0.cmp(&b.0));
+    let dense = bundle.dense.as_ref().unwrap();
+    let vector = |(i, chunk): (usize, &edgerag_core::chunk::Chunk)| {
+        (chunk.id.clone(), dense.vector(i as u32).unwrap())
+    };
+    let mut expected: Vec<(String, Vec<f32>)> =
+        bundle.chunks.iter().enumerate().map(vector).collect();
+    expected.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(vectors, expected);
+    // A rebuild of the same corpus embeds nothing.
+    let options = BuildOptions { corpus: "demo".into(), created: 1, ..Default::default() };
+    let mut builder = BundleBuilder::new(options).unwrap();
+    builder.embed_with(minilm_boxed());
+    let spec = lazy.manifest().embedding.as_ref().unwrap();
+    builder.reuse_vectors_of(spec, vectors).unwrap();
+    demo_documents().into_iter().for_each(|doc| _ = builder.add(doc));
+    assert_eq!(builder.reused_vectors(), bundle.chunks.len());
 }
 
 #[test]

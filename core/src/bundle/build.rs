@@ -4,7 +4,9 @@ use serde::{Deserialize, Serialize};
 
 use std::collections::HashMap;
 
-use super::{BuildParams, Bundle, Counts, DocumentInfo, Embed, FORMAT_VERSION, Manifest};
+use super::{
+    BuildParams, Bundle, Counts, DocumentInfo, Embed, EmbeddingSpec, FORMAT_VERSION, Manifest,
+};
 use crate::chunk::{self, CharSizer, Chunk, ChunkConfig, Sizer};
 use crate::graph::{GraphConfig, GraphIndex, KeywordGraph};
 use crate::index::bm25::{Bm25Index, Bm25Params};
@@ -210,17 +212,31 @@ impl BundleBuilder {
     /// given to [`embed_with`](Self::embed_with) (call that first); nothing happens when
     /// `previous` has no vectors or no embedder is set.
     pub fn reuse_vectors(&mut self, previous: &Bundle) -> Result<()> {
-        let (Some(embedder), Some(spec), Some(dense)) =
-            (&self.embedder, &previous.manifest.embedding, &previous.dense)
-        else {
+        let (Some(spec), Some(dense)) = (&previous.manifest.embedding, &previous.dense) else {
+            return Ok(());
+        };
+        let vectors = previous.chunks.iter().enumerate();
+        let vectors =
+            vectors.filter_map(|(i, chunk)| Some((chunk.id.clone(), dense.vector(i as u32)?)));
+        self.reuse_vectors_of(spec, vectors)
+    }
+
+    /// Reuses `vectors` (chunk ids with their vectors, made by the model `spec` describes) as
+    /// [`reuse_vectors`](Self::reuse_vectors) does: the vectors of an earlier build read by
+    /// range, from [`LazySearcher::vectors`](crate::query::LazySearcher::vectors).
+    ///
+    /// # Errors
+    /// As [`reuse_vectors`](Self::reuse_vectors).
+    pub fn reuse_vectors_of(
+        &mut self,
+        spec: &EmbeddingSpec,
+        vectors: impl IntoIterator<Item = (String, Vec<f32>)>,
+    ) -> Result<()> {
+        let Some(embedder) = &self.embedder else {
             return Ok(());
         };
         spec.check_compatible(&embedder.spec())?;
-        for (i, chunk) in previous.chunks.iter().enumerate() {
-            if let Some(vector) = dense.vector(i as u32) {
-                self.reusable.insert(chunk.id.clone(), vector);
-            }
-        }
+        self.reusable.extend(vectors);
         Ok(())
     }
 

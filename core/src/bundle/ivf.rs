@@ -109,7 +109,7 @@ use serde::{Deserialize, Serialize};
 
 use super::paged::{PagedFile, PagedWriter, RangeSource};
 use super::varint;
-use crate::index::dense::{DenseIndex, Int8Rows, Quantization, dot_i8, scaled};
+use crate::index::dense::{DenseIndex, Int8Rows, Quantization, dequantized, dot_i8, scaled};
 use crate::index::kmeans::{self, Partitions, chain};
 use crate::index::{Scored, top_k};
 use crate::{Error, Result};
@@ -355,26 +355,13 @@ impl Ivf {
         }
         let (mut probed, mut found) = (HashSet::new(), Vec::new());
         loop {
-            // The nearest partitions not probed yet, in reads of at most MAX_LIST bytes.
-            let mut next = nearest.iter().take(probe).filter(|r| probed.insert(r.start)).peekable();
-            while next.peek().is_some() {
-                let mut bytes = 0;
-                let batch: Vec<&Centroid> = next
-                    .by_ref()
-                    .take_while(|r| {
-                        bytes += r.len;
-                        // The first always: a list is at most MAX_LIST bytes.
-                        bytes <= MAX_LIST || bytes == r.len
-                    })
-                    .collect();
-                let spans: Vec<(u64, u64)> = batch.iter().map(|r| (r.start, r.len)).collect();
-                let lists = file.stream(self.lists, &spans, MAX_LIST).await?;
-                for (r, bytes) in batch.iter().zip(&lists) {
-                    let (addresses, rows) = decode(bytes, r.count, self.dim as usize)?;
-                    let members = addresses.into_iter().zip(rows.chunks_exact(self.dim as usize));
-                    for (chunk, row) in members.filter(|(address, _)| allow(*address)) {
-                        found.push(Scored { chunk, score: dot_i8(row, &prepared) });
-                    }
+            // The nearest partitions not probed yet.
+            let next: Vec<&Centroid> =
+                nearest.iter().take(probe).filter(|r| probed.insert(r.start)).collect();
+            for (addresses, rows) in self.lists(file, &next).await? {
+                let members = addresses.into_iter().zip(rows.chunks_exact(self.dim as usize));
+                for (chunk, row) in members.filter(|(address, _)| allow(*address)) {
+                    found.push(Scored { chunk, score: dot_i8(row, &prepared) });
                 }
             }
             if found.len() >= k || (complete && probe >= nearest.len()) {
@@ -386,6 +373,56 @@ impl Ivf {
             }
         }
         Ok(top_k(found, k))
+    }
+
+    /// Every vector of the index with its chunk's address, as the bundle in memory gives
+    /// them (int8 rows times their scales). It reads every list: for rebuilding a corpus (to
+    /// reuse its vectors), not for queries.
+    ///
+    /// # Errors
+    /// [`Error::Decode`] for records or lists that do not add up; errors of reading them.
+    pub async fn vectors<S: RangeSource, B>(
+        &self,
+        file: &PagedFile<S, B>,
+    ) -> Result<Vec<(u32, Vec<f32>)>> {
+        let records = self.records(file).await?;
+        let mut vectors = Vec::with_capacity(self.chunks as usize);
+        for (addresses, rows) in self.lists(file, &records.iter().collect::<Vec<_>>()).await? {
+            let rows =
+                rows.chunks_exact(self.dim as usize).map(|row| dequantized(row, &self.scales));
+            vectors.extend(addresses.into_iter().zip(rows));
+        }
+        Ok(vectors)
+    }
+
+    /// The members (chunk addresses) and int8 rows of the partitions of `records`, in order,
+    /// read together in reads of at most [`MAX_LIST`] bytes.
+    async fn lists<S: RangeSource, B>(
+        &self,
+        file: &PagedFile<S, B>,
+        records: &[&Centroid],
+    ) -> Result<Vec<(Vec<u32>, Vec<i8>)>> {
+        let mut lists = Vec::with_capacity(records.len());
+        let mut rest = records;
+        while !rest.is_empty() {
+            let mut bytes = 0;
+            let take = rest
+                .iter()
+                .take_while(|r| {
+                    bytes += r.len;
+                    // The first always: a list is at most MAX_LIST bytes.
+                    bytes <= MAX_LIST || bytes == r.len
+                })
+                .count();
+            let (batch, after) = rest.split_at(take);
+            let spans: Vec<(u64, u64)> = batch.iter().map(|r| (r.start, r.len)).collect();
+            let read = file.stream(self.lists, &spans, MAX_LIST).await?;
+            for (r, bytes) in batch.iter().zip(&read) {
+                lists.push(decode(bytes, r.count, self.dim as usize)?);
+            }
+            rest = after;
+        }
+        Ok(lists)
     }
 
     /// The records of the partitions nearest `query`, nearest first, among which a search

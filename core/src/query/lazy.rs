@@ -148,6 +148,24 @@ impl<S: RangeSource> LazySearcher<S> {
         rank::keyword_candidates(&paged, &self.analyzer, query, model, limit).await
     }
 
+    /// Every chunk's id with its vector (none without vectors), for a rebuild of the corpus
+    /// that reuses them ([`BundleBuilder::reuse_vectors_of`]). It reads the dense index and
+    /// the chunk store whole.
+    ///
+    /// [`BundleBuilder::reuse_vectors_of`]: crate::BundleBuilder::reuse_vectors_of
+    ///
+    /// # Errors
+    /// Errors of reading the bundle.
+    pub async fn vectors(&self) -> Result<Vec<(String, Vec<f32>)>> {
+        let Some(ivf) = &self.bundle.body().dense else {
+            return Ok(Vec::new());
+        };
+        let vectors = ivf.vectors(&self.bundle).await?;
+        let addresses: Vec<u32> = vectors.iter().map(|&(address, _)| address).collect();
+        let stored = self.bundle.body().store.read(&self.bundle, &addresses).await?;
+        Ok(stored.into_iter().zip(vectors).map(|(s, (_, vector))| (s.chunk.id, vector)).collect())
+    }
+
     /// The addresses of the chunks with ids `chunk_ids`, in order, from the bundle's index of
     /// chunk ids.
     ///

@@ -51,7 +51,7 @@ pub(crate) fn scaled(values: &[f32], scales: &[f32]) -> Vec<f32> {
 }
 
 /// An int8 row dequantised with `scales`.
-fn dequantized(row: &[i8], scales: &[f32]) -> Vec<f32> {
+pub(crate) fn dequantized(row: &[i8], scales: &[f32]) -> Vec<f32> {
     row.iter().zip(scales).map(|(&q, s)| f32::from(q) * s).collect()
 }
 
