@@ -174,13 +174,10 @@ pub(crate) async fn sketch(data: &impl GraphData, around: &[u32], limit: usize) 
 
     // Up to limit / 4 keywords SIMILAR_TO them, most similar first, weighted by similarity ×
     // the weight of the keyword they are similar to.
-    let neighbours = |nodes: &HashMap<u32, KeywordInfo>, k: u32| {
-        nodes.get(&k).map_or_else(Vec::new, |n| n.similar.clone())
-    };
     let mut unread: Vec<u32> = keywords
         .iter()
-        .flat_map(|&(k, _)| neighbours(&nodes, k))
-        .map(|(other, _)| other)
+        .filter_map(|(k, _)| nodes.get(k))
+        .flat_map(|node| node.similar.iter().map(|&(other, _)| other))
         .filter(|other| !nodes.contains_key(other))
         .collect();
     unread.sort_unstable();
@@ -188,7 +185,8 @@ pub(crate) async fn sketch(data: &impl GraphData, around: &[u32], limit: usize) 
     nodes.extend(data.keywords(&unread).await?);
     let mut similar: Vec<(u32, u32, f32, f32)> = Vec::new();
     for &(k, weight) in &keywords {
-        for (other, s) in neighbours(&nodes, k).into_iter().filter(|&(o, _)| shown(&nodes, o)) {
+        let Some(node) = nodes.get(&k) else { continue };
+        for &(other, s) in node.similar.iter().filter(|&&(o, _)| shown(&nodes, o)) {
             similar.push((k, other, s, s * weight));
         }
     }
