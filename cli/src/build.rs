@@ -4,17 +4,18 @@ use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result, bail};
-use edgerag_cli::source;
+use edgerag_cli::source::blocking;
 use edgerag_core::bundle::lazy::Layout;
 use edgerag_core::bundle::{BuildFailure, BuildSummary};
 use edgerag_core::chunk::ChunkConfig;
 use edgerag_core::index::dense::Quantization;
 use edgerag_core::request::BuildRequest;
-use edgerag_core::{BundleBuilder, DocKind, Document, Error};
+use edgerag_core::{BundleBuilder, DocKind, Document};
 use serde::Serialize;
 
 use crate::flags::model::ModelArgs;
 use crate::indexing::finish;
+use crate::open::{self, Opened};
 use crate::{files, output};
 
 /// Arguments of `edgerag build`.
@@ -199,16 +200,12 @@ pub(crate) fn run(args: Args) -> Result<()> {
 
 /// Has `builder` reuse the vectors of the earlier build at `path`, of any format.
 fn reuse_vectors(builder: &mut BundleBuilder, path: &Path) -> Result<()> {
-    let location = path.display().to_string();
-    match source::open_lazy(&location) {
-        Ok(previous) => {
-            let Some(spec) = previous.manifest().embedding.clone() else {
-                return Ok(());
-            };
-            Ok(builder.reuse_vectors_of(&spec, source::blocking(previous.vectors())?)?)
-        }
-        Err(Error::TooOld { .. }) => Ok(builder.reuse_vectors(files::open_bundle(path)?.bundle())?),
-        Err(error) => Err(error.into()),
+    match open::open_any(&path.display().to_string())? {
+        Opened::Whole(previous) => Ok(builder.reuse_vectors(previous.bundle())?),
+        Opened::ByRange(previous) => match &previous.manifest().embedding {
+            Some(spec) => Ok(builder.reuse_vectors_of(spec, blocking(previous.vectors())?)?),
+            None => Ok(()),
+        },
     }
 }
 

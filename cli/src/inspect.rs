@@ -3,14 +3,14 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use edgerag_cli::source::{self, BundleSource};
-use edgerag_core::Error;
+use edgerag_cli::source::BundleSource;
 use edgerag_core::bundle::lazy::{self, PagedInspection, SectionSummary};
 use edgerag_core::bundle::{Inspection, Manifest};
 use edgerag_core::query::LazySearcher;
 use serde::Serialize;
 
-use crate::{files, output};
+use crate::open::{self, Opened};
+use crate::output;
 
 /// Arguments of `edgerag inspect`.
 #[derive(Debug, clap::Args)]
@@ -48,10 +48,9 @@ pub(crate) fn run(args: Args) -> Result<()> {
     let bundle = args.bundle.display().to_string();
     // A bundle of format 4 is inspected from its directory, without reading the rest; only an
     // older format is read whole.
-    let searcher = match source::open_lazy(&bundle) {
-        Ok(paged) => return inspect_paged(&paged, bundle, bytes, args.json),
-        Err(Error::TooOld { .. }) => files::open_bundle(&args.bundle)?,
-        Err(error) => return Err(error).context(bundle),
+    let searcher = match open::open_any(&bundle)? {
+        Opened::ByRange(paged) => return inspect_paged(&paged, bundle, bytes, args.json),
+        Opened::Whole(searcher) => searcher,
     };
     let report = Report { bundle, bytes, inspection: searcher.bundle().inspect() };
     if args.json {

@@ -19,20 +19,27 @@ pub(crate) type Opened = edgerag_core::query::Opened<BundleSource>;
 /// vectors (see [`model::for_mode`]).
 ///
 /// # Errors
-/// An older format at a URL (it would have to be downloaded whole); errors of reading the
-/// bundle or loading the model.
+/// As [`open_any`]; errors of loading the model.
 pub(crate) fn open(location: &str, model: &ModelArgs, mode: Mode, quiet: bool) -> Result<Opened> {
+    let mut opened = open_any(location)?;
+    let spec = opened.manifest().embedding.as_ref();
+    if let Some(embedder) = model::for_mode(spec, model, mode, quiet)? {
+        opened.set_embedder(Box::new(embedder))?;
+    }
+    Ok(opened)
+}
+
+/// Opens the bundle at `location` (a file or a URL) without a model: of format 4 by range
+/// (reading its directory only), an older file whole.
+///
+/// # Errors
+/// An older format at a URL (it would have to be downloaded whole); errors of reading the
+/// bundle.
+pub(crate) fn open_any(location: &str) -> Result<Opened> {
     match source::open_lazy(location) {
-        Ok(searcher) => {
-            let spec = searcher.manifest().embedding.as_ref();
-            Ok(Opened::ByRange(match model::for_mode(spec, model, mode, quiet)? {
-                Some(embedder) => searcher.with_embedder(Box::new(embedder))?,
-                None => searcher,
-            }))
-        }
+        Ok(searcher) => Ok(Opened::ByRange(searcher)),
         Err(Error::TooOld { .. }) if !source::is_url(location) => {
-            let searcher = files::open_bundle(Path::new(location))?;
-            Ok(Opened::Whole(model::attach(searcher, model, mode, quiet)?))
+            Ok(Opened::Whole(files::open_bundle(Path::new(location))?))
         }
         Err(Error::TooOld { found, .. }) => Err(anyhow::anyhow!(
             "{location}: a bundle of format {found} is read whole: download it, or convert it \

@@ -4,9 +4,9 @@
 use std::path::PathBuf;
 
 use anyhow::{Result, bail};
+use edgerag_core::Mode;
 use edgerag_core::bundle::EmbeddingSpec;
 use edgerag_core::embed::{Embedder, EmbedderOptions};
-use edgerag_core::{Mode, Searcher};
 
 use crate::{models, output};
 
@@ -37,16 +37,6 @@ impl ModelArgs {
             );
         }
         self.load(quiet)
-    }
-}
-
-/// `searcher` with the bundle's embedding model loaded, when the bundle has vectors and
-/// `mode` uses them: see [`for_mode`].
-pub fn attach(searcher: Searcher, model: &ModelArgs, mode: Mode, quiet: bool) -> Result<Searcher> {
-    let spec = searcher.bundle().manifest.embedding.as_ref();
-    match for_mode(spec, model, mode, quiet)? {
-        Some(embedder) => Ok(searcher.with_embedder(Box::new(embedder))?),
-        None => Ok(searcher),
     }
 }
 
