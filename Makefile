@@ -13,6 +13,9 @@ BENCH := $(CARGO_TARGET_DIR)/release/edgerag-bench
 # Real judged data (../shared/data next to the clone); override to point elsewhere.
 export EDGERAG_DATA ?= $(abspath $(CURDIR)/../shared/data)
 DEMO_BUNDLE := $(CARGO_TARGET_DIR)/demo/demo.bundle
+# The same chunks and vectors in format 3 (read whole, with the HNSW graph), for what compares
+# the formats or needs a bundle in memory: the wasm parity test and the benchmarks.
+DEMO_BUNDLE_V3 := $(CARGO_TARGET_DIR)/demo/demo-v3.bundle
 DEMO_QUESTION := Who was the leader of the Norse raiders who settled Normandy?
 DEMO_PORT ?= 8080
 WASM_PROFILE := wasm-release
@@ -60,9 +63,10 @@ wasm-web: wasm ## The wasm module bound for browsers (ESM)
 	scripts/wasm-bindgen.sh $(WASM_PROFILE) web $(WASM_WEB_PKG)
 
 .PHONY: demo-bundle
-demo-bundle: models ## Build the demo bundle (with embeddings) from demo/corpus
+demo-bundle: models ## Build the demo bundle (with embeddings) from demo/corpus, and the same in format 3
 	@mkdir -p $(dir $(DEMO_BUNDLE))
 	$(EDGERAG) build demo/corpus -o $(DEMO_BUNDLE) --name demo
+	$(EDGERAG) build demo/corpus -o $(DEMO_BUNDLE_V3) --name demo --format 3 --update $(DEMO_BUNDLE)
 
 .PHONY: test-wasm
 test-wasm: wasm demo-bundle models ## The real wasm module under Node: embedding, search, answer, build parity with native, local generation
@@ -70,7 +74,7 @@ test-wasm: wasm demo-bundle models ## The real wasm module under Node: embedding
 	scripts/wasm-bindgen.sh $(WASM_PROFILE) nodejs $(WASM_PKG)
 	EDGERAG_WASM_PKG=$(WASM_PKG) EDGERAG_MODEL_DIR="$$($(EDGERAG) models path)" \
 	  EDGERAG_CHAT_MODEL="$$($(EDGERAG) models path --chat)" \
-	  EDGERAG_BIN=$(EDGERAG) EDGERAG_BUNDLE=$(DEMO_BUNDLE) node --test wasm/tests/
+	  EDGERAG_BIN=$(EDGERAG) EDGERAG_BUNDLE=$(DEMO_BUNDLE) EDGERAG_BUNDLE_V3=$(DEMO_BUNDLE_V3) node --test wasm/tests/
 
 .PHONY: cli
 cli: ## Build the edgerag CLI (release)
@@ -97,7 +101,7 @@ bench: wasm www demo-bundle models $(SCIFACT_BUNDLE) ## Side by side with the al
 	scripts/wasm-bindgen.sh $(WASM_PROFILE) nodejs $(WASM_PKG)
 	$(CARGO) build --release --locked -p edgerag-cli -p edgerag-bench
 	$(BENCH) --wasm-pkg $(WASM_PKG) --peers bench --scifact "$(EDGERAG_DATA)/scifact" \
-	  --scifact-bundle $(SCIFACT_BUNDLE) --bundle $(DEMO_BUNDLE) --site www/dist \
+	  --scifact-bundle $(SCIFACT_BUNDLE) --bundle $(DEMO_BUNDLE_V3) --site www/dist \
 	  --question "$(DEMO_QUESTION)" --chat-model local --report docs $(BENCH_ARGS)
 
 .PHONY: demo

@@ -56,7 +56,7 @@ pub(super) fn measure(scifact: &SciFact) -> Result<GraphIoReport> {
         let cold = open()?;
         let opened = cold.io();
         search(&cold, q)?;
-        reads.push((cold.io().requests - opened.requests, cold.io().bytes - opened.bytes));
+        reads.push(cold.io() - opened);
     }
     let warm = open()?;
     let (found, warm_ms) = timed_searches(&queries, |q| search(&warm, q))?;
@@ -84,7 +84,7 @@ pub(super) fn markdown(r: &GraphIoReport) -> String {
     let rows = vec![
         vec![
             "cold".to_owned(),
-            format!("{:.1} (max {})", r.cold.cold_ranges, r.cold.cold_ranges_max),
+            r.cold.ranges(),
             format!("{} (max {})", bytes(r.cold.cold_bytes), bytes(r.cold.cold_bytes_max as f64)),
             ms(r.warm.p50_ms),
             ms(r.warm.p99_ms),
@@ -97,7 +97,7 @@ pub(super) fn markdown(r: &GraphIoReport) -> String {
             ms(r.in_memory.p99_ms),
         ],
     ];
-    let header = ["graph", "ranges (cold)", "bytes (cold)", "p50 (warm)", "p99"];
+    let header = ["graph", "ranges in round trips (cold)", "bytes (cold)", "p50 (warm)", "p99"];
     format!(
         "## Keyword graph of format 4 against the graph in memory (SciFact, real queries)\n\n\
          {} chunks, {} keywords, in 4 KB slots: {}. Graph retrieval (default settings, top \

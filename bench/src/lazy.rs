@@ -106,7 +106,7 @@ pub(super) fn markdown(r: &LazyReport) -> String {
                     m.mode.to_string()
                 },
                 format!("{} / {}", m.identical, r.queries),
-                format!("{:.1} (max {})", m.cold.cold_ranges, m.cold.cold_ranges_max),
+                m.cold.ranges(),
                 format!(
                     "{} (max {})",
                     bytes(m.cold.cold_bytes),
@@ -117,8 +117,14 @@ pub(super) fn markdown(r: &LazyReport) -> String {
             ]
         })
         .collect();
-    let header =
-        ["mode", "identical", "ranges (cold)", "bytes (cold)", "p50 / p99 (warm)", "in memory"];
+    let header = [
+        "mode",
+        "identical",
+        "ranges in round trips (cold)",
+        "bytes (cold)",
+        "p50 / p99 (warm)",
+        "in memory",
+    ];
     format!(
         "## Bundle of format 4 against the bundle in memory (SciFact, real queries)\n\n\
          SciFact's bundle ({} chunks, {} in format 3) converted to format 4 ({}, default \

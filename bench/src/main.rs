@@ -406,12 +406,14 @@ fn recall(approx: &[Vec<Scored>], exact: &[Vec<Scored>]) -> f64 {
     shares.sum::<f64>() / exact.len().max(1) as f64
 }
 
-/// What searches from an empty cache read: mean and largest ranges and bytes a search, and,
-/// where known, each section's share (most bytes first).
+/// What searches from an empty cache read: mean and largest ranges, round trips and bytes a
+/// search, and, where known, each section's share (most bytes first).
 #[derive(Debug, Clone, Serialize)]
 struct ColdReads {
     cold_ranges: f64,
     cold_ranges_max: u64,
+    cold_round_trips: f64,
+    cold_round_trips_max: u64,
     cold_bytes: f64,
     cold_bytes_max: u64,
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -427,17 +429,31 @@ struct SectionReads {
 }
 
 impl ColdReads {
-    /// Of each search's `(ranges, bytes)`.
-    fn of(reads: &[(u64, u64)]) -> Self {
+    /// Of what each search read.
+    fn of(reads: &[Io]) -> Self {
         let n = reads.len().max(1) as f64;
-        let (ranges, bytes) = (reads.iter().map(|r| r.0), reads.iter().map(|r| r.1));
+        let mean = |field: fn(&Io) -> u64| reads.iter().map(field).sum::<u64>() as f64 / n;
+        let max = |field: fn(&Io) -> u64| reads.iter().map(field).max().unwrap_or(0);
         Self {
-            cold_ranges: ranges.clone().sum::<u64>() as f64 / n,
-            cold_ranges_max: ranges.max().unwrap_or(0),
-            cold_bytes: bytes.clone().sum::<u64>() as f64 / n,
-            cold_bytes_max: bytes.max().unwrap_or(0),
+            cold_ranges: mean(|io| io.requests),
+            cold_ranges_max: max(|io| io.requests),
+            cold_round_trips: mean(|io| io.round_trips),
+            cold_round_trips_max: max(|io| io.round_trips),
+            cold_bytes: mean(|io| io.bytes),
+            cold_bytes_max: max(|io| io.bytes),
             sections: Vec::new(),
         }
+    }
+
+    /// Mean ranges in mean round trips, with the largest of each, for a table.
+    fn ranges(&self) -> String {
+        format!(
+            "{:.1} in {:.1} (max {} in {})",
+            self.cold_ranges,
+            self.cold_round_trips,
+            self.cold_ranges_max,
+            self.cold_round_trips_max
+        )
     }
 }
 
@@ -457,8 +473,7 @@ fn cold_searches<S: RangeSource>(
         let start = Instant::now();
         ready(cold.search(query, options))?;
         ms.push(start.elapsed().as_secs_f64() * 1e3);
-        let after = cold.io();
-        reads.push((after.requests - before.requests, after.bytes - before.bytes));
+        reads.push(cold.io() - before);
         for (section, io) in cold.reads().sections {
             *sections.entry(section).or_default() += io;
         }

@@ -289,7 +289,7 @@ pub(super) fn markdown(reports: &[super::scale::ScaleReport]) -> String {
                 format!("{}", r.chunks),
                 m.mode.to_string(),
                 from.to_owned(),
-                format!("{:.1} (max {})", m.reads.cold_ranges, m.reads.cold_ranges_max),
+                m.reads.ranges(),
                 format!(
                     "{} (max {})",
                     bytes(m.reads.cold_bytes),
@@ -351,7 +351,7 @@ pub(super) fn markdown(reports: &[super::scale::ScaleReport]) -> String {
             &[
                 "chunks",
                 "mode",
-                "ranges (cold)",
+                "ranges in round trips (cold)",
                 "bytes (cold)",
                 "cold p50 / p99",
                 "warm p50 / p99"

@@ -37,9 +37,9 @@ pub(crate) struct Args {
     /// chunks are embedded.
     #[arg(long, value_name = "BUNDLE")]
     update: Option<PathBuf>,
-    /// Format of the bundle: 3 (read whole, by every host) or 4 (read by range; `edgerag
-    /// search` and `ask` read it from a file or a URL, other hosts do not yet).
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u16).range(3..=4))]
+    /// Format of the bundle: 4 (read by range, from a file or a URL) or 3 (read whole; with
+    /// the HNSW graph of dense search, for readers older than format 4).
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(3..=4))]
     format: u16,
     #[command(flatten)]
     settings: Settings,

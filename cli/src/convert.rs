@@ -60,7 +60,7 @@ pub(crate) fn run(args: Args) -> Result<()> {
         input_bytes: input.len() as u64,
         bytes: bytes.len() as u64,
         open_bytes: written.io().bytes,
-        sections: lazy::inspect(written.bundle()).sections,
+        sections: lazy::sections(written.bundle()),
         seconds: started.elapsed().as_secs_f64(),
     };
     if args.json {

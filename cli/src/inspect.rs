@@ -3,9 +3,9 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use edgerag_cli::source::BundleSource;
+use edgerag_cli::source::{BundleSource, blocking};
 use edgerag_core::bundle::lazy::{self, PagedInspection, SectionSummary};
-use edgerag_core::bundle::{Inspection, Manifest};
+use edgerag_core::bundle::{DocumentSummary, Inspection, Manifest};
 use edgerag_core::query::LazySearcher;
 use serde::Serialize;
 
@@ -30,7 +30,8 @@ struct Report<'a> {
     inspection: Inspection<'a>,
 }
 
-/// What inspecting a bundle of format 4 shows: its manifest and sections, read by range.
+/// What inspecting a bundle of format 4 shows: its manifest, sections and documents, read by
+/// range.
 #[derive(Debug, Serialize)]
 struct PagedReport<'a> {
     bundle: String,
@@ -63,29 +64,31 @@ pub(crate) fn run(args: Args) -> Result<()> {
         "bytes       chunks {}, graph {}, bm25 {}, dense {}, documents {}, manifest {}",
         s.chunks, s.graph, s.bm25, s.dense, s.documents, s.manifest
     ));
-    for d in &report.inspection.documents {
+    print_documents(&report.inspection.documents);
+    Ok(())
+}
+
+/// Prints the documents for people, a line each.
+fn print_documents(documents: &[DocumentSummary]) {
+    for d in documents {
         let pages = if d.pages > 0 { format!(", {} pages", d.pages) } else { String::new() };
         output::line(&format!(
             "  {:<40} {:?}, {} chunks{pages}  {}",
             d.source, d.kind, d.chunks, d.title
         ));
     }
-    Ok(())
 }
 
-/// Inspects the bundle of format 4 at `bundle`, reading its directory only.
+/// Inspects the bundle of format 4 at `bundle`, reading its directory and document table.
 fn inspect_paged(
     searcher: &LazySearcher<BundleSource>,
     bundle: String,
     bytes: u64,
     json: bool,
 ) -> Result<()> {
-    let report = PagedReport {
-        open_bytes: searcher.io().bytes,
-        inspection: lazy::inspect(searcher.bundle()),
-        bundle,
-        bytes,
-    };
+    let open_bytes = searcher.io().bytes;
+    let inspection = blocking(lazy::inspect(searcher.bundle())).context(bundle.clone())?;
+    let report = PagedReport { open_bytes, inspection, bundle, bytes };
     if json {
         return output::json(&report);
     }
@@ -95,6 +98,7 @@ fn inspect_paged(
     ));
     print_manifest(report.inspection.manifest);
     print_sections(&report.inspection.sections);
+    print_documents(report.inspection.documents.as_deref().unwrap_or_default());
     Ok(())
 }
 

@@ -10,9 +10,12 @@
 //! - [`beir`]: reading a BEIR data set and a bundle saved from one;
 //! - [`indexing`]: a build's indexing steps with progress bars (and their times);
 //! - [`source`]: reading a bundle by byte range from a local file or an HTTP(S) URL;
+//! - [`byteranges`]: several byte ranges in one HTTP response, as `serve` writes them and
+//!   [`source`] reads them;
 //! - [`serve::request`]: the HTTP/1.1 request-head parser of `edgerag serve`, for fuzz targets.
 
 pub mod beir;
+pub mod byteranges;
 pub mod files;
 pub mod http;
 pub mod indexing;

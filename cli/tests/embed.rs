@@ -34,13 +34,15 @@ fn update_reuses_vectors_and_dense_search_finds_meaning() {
     let updated = json(&[&args[..], &["--json"]].concat());
     assert_eq!(updated["reused_vectors"], built["chunks"], "{updated}");
     assert_eq!(updated["vectors"], updated["chunks"], "{updated}");
-    // An earlier build of format 4 is reused alike.
-    let paged = dir.path().join("first-paged.bundle");
-    json(&["convert", path(&first), path(&paged), "--json"]);
+    // An earlier build of format 3 is reused alike.
+    let whole = dir.path().join("first-v3.bundle");
+    let args = ["build", path(&normans), "-o", path(&whole), "--format", "3", "--update"];
+    let rewritten = json(&[&args[..], &[path(&first), "--json"]].concat());
+    assert_eq!(rewritten["reused_vectors"], built["chunks"], "{rewritten}");
     let third = dir.path().join("third.bundle");
-    let args = ["build", path(&normans), path(&html), "-o", path(&third), "--update", path(&paged)];
-    let from_paged = json(&[&args[..], &["--json"]].concat());
-    assert_eq!(from_paged["reused_vectors"], built["chunks"], "{from_paged}");
+    let args = ["build", path(&normans), path(&html), "-o", path(&third), "--update", path(&whole)];
+    let from_whole = json(&[&args[..], &["--json"]].concat());
+    assert_eq!(from_whole["reused_vectors"], built["chunks"], "{from_whole}");
 
     // No query word occurs in the answer: only the embedding can connect them.
     let query = "Scandinavian seafarers who raided the French coast";

@@ -89,7 +89,7 @@ fn multihop_eval_reports_recall_for_every_mode() {
     // A bundle of other documents is refused.
     let other = dir.path().join("other.bundle");
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../core/tests/fixtures/normans.md");
-    json(&["build", path(&fixture), "-o", path(&other), "--no-embed", "--json"]);
+    json(&["build", path(&fixture), "-o", path(&other), "--no-embed", "--format", "3", "--json"]);
     let line =
         one_error_line(&edgerag(&["eval", "multihop", path(&musique), "--bundle", path(&other)]));
     assert!(line.contains("not a bundle of this data set"), "{line}");

@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use edgerag_cli::byteranges;
 use edgerag_cli::source::{BundleSource, FileSource, HttpSource};
 use edgerag_core::bundle::lazy::{Body, DEFAULT_BUDGET};
 use edgerag_core::bundle::paged::{PagedFile, RangeSource};
@@ -32,7 +33,7 @@ fn paged_file(dir: &Path) -> std::path::PathBuf {
     let whole = dir.join("demo.bundle");
     let corpus = cli::demo_corpus();
     let build = ["build", path(&corpus), "-o", path(&whole), "--no-embed", "--name", "demo"];
-    run_json(&[&build[..], &["--created", "1", "--json"]].concat());
+    run_json(&[&build[..], &["--created", "1", "--format", "3", "--json"]].concat());
     let file = dir.join("site/demo.paged");
     let converted = run_json(&["convert", path(&whole), path(&file), "--json"]);
     assert_eq!(converted["from_format"], 3);
@@ -78,13 +79,13 @@ fn a_converted_bundle_searches_as_the_bundle_read_whole_and_as_one_built_so() {
             assert!(expected.get("io").is_none());
         }
     }
-    // `build --format 4` writes what converting its build of format 3 writes.
+    // `build` writes what converting its build of format 3 writes.
     let built = dir.path().join("built.paged");
     let corpus = cli::demo_corpus();
     let build = ["build", path(&corpus), "-o", path(&built), "--no-embed", "--name", "demo"];
-    run_json(&[&build[..], &["--created", "1", "--format", "4", "--json"]].concat());
+    run_json(&[&build[..], &["--created", "1", "--json"]].concat());
     let same = std::fs::read(&built).unwrap() == std::fs::read(paged).unwrap();
-    assert!(same, "build --format 4 and convert wrote different files");
+    assert!(same, "build and convert wrote different files");
     // What cannot be done is said in one line.
     let again = edgerag(&["convert", paged, path(&dir.path().join("x"))]);
     assert_eq!(one_error_line(&again), format!("error: {paged}: already a bundle of format 4"));
@@ -131,9 +132,13 @@ fn a_bundle_reads_the_same_from_its_file_and_over_http() {
     let search = |bundle: &str| run_json(&["search", bundle, query, "--json"]);
     let expected = search(path(&file));
     assert_eq!(search(&url), expected);
+    let round_trips = expected["io"]["round_trips"].as_u64().unwrap();
+    assert!(round_trips < expected["io"]["requests"].as_u64().unwrap(), "{expected}");
     match Nginx::start(&dir.path().join("site")) {
         Some(nginx) => {
             assert_eq!(search(&format!("http://127.0.0.1:{}/demo.paged", nginx.port)), expected);
+            // A request a round trip: each read's ranges came in one multipart answer.
+            assert_eq!(nginx.requests() as u64, round_trips);
         }
         None => eprintln!("nginx not found (scripts/setup.sh static-server): skipped it"),
     }
@@ -165,7 +170,7 @@ fn a_bundle_reads_the_same_from_its_file_and_over_http() {
 struct Nginx {
     child: Child,
     port: u16,
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
 }
 
 impl Nginx {
@@ -182,7 +187,7 @@ impl Nginx {
         let config = format!(
             "daemon off; master_process off; pid {at}/nginx.pid; error_log {at}/error.log;\n\
              events {{ worker_connections 16; }}\n\
-             http {{ access_log off; {temp}\n\
+             http {{ access_log {at}/access.log; {temp}\n\
              server {{ listen 127.0.0.1:{port}; root {}; }} }}\n",
             root.display()
         );
@@ -200,7 +205,7 @@ impl Nginx {
         let mut child = command.stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
         for _ in 0..100 {
             if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                return Some(Self { child, port, _dir: dir });
+                return Some(Self { child, port, dir });
             }
             if let Some(status) = child.try_wait().unwrap() {
                 let log = std::fs::read_to_string(dir.path().join("error.log")).unwrap_or_default();
@@ -209,6 +214,16 @@ impl Nginx {
             std::thread::sleep(Duration::from_millis(50));
         }
         panic!("nginx did not listen on port {port}");
+    }
+}
+
+impl Nginx {
+    /// Requests served so far.
+    fn requests(&self) -> usize {
+        std::fs::read_to_string(self.dir.path().join("access.log"))
+            .unwrap_or_default()
+            .lines()
+            .count()
     }
 }
 
@@ -223,9 +238,10 @@ impl Drop for Nginx {
 static WARNINGS: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
 /// A server on a free port that answers request `n` (from 0), asking for the inclusive byte
-/// range it names if any, with what `answer` makes of them; and the count of requests.
+/// ranges it names (none without `Range`), with what `answer` makes of them; and the count of
+/// requests.
 fn fake_server(
-    answer: impl Fn(usize, Option<(u64, u64)>) -> Vec<u8> + Send + 'static,
+    answer: impl Fn(usize, &[(u64, u64)]) -> Vec<u8> + Send + 'static,
 ) -> (u16, Arc<AtomicUsize>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
@@ -235,17 +251,19 @@ fn fake_server(
         for stream in listener.incoming() {
             let mut stream = stream.unwrap();
             let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let (mut line, mut range) = (String::new(), None);
+            let (mut line, mut ranges) = (String::new(), Vec::new());
             while reader.read_line(&mut line).unwrap() > 2 {
                 let asked = line.to_ascii_lowercase();
-                if let Some(bytes) = asked.trim().strip_prefix("range: bytes=") {
-                    let (start, end) = bytes.split_once('-').unwrap();
-                    range = Some((start.parse().unwrap(), end.parse().unwrap()));
+                if let Some(set) = asked.trim().strip_prefix("range: bytes=") {
+                    for range in set.split(',') {
+                        let (start, end) = range.split_once('-').unwrap();
+                        ranges.push((start.parse().unwrap(), end.parse().unwrap()));
+                    }
                 }
                 line.clear();
             }
             let n = counted.fetch_add(1, Ordering::SeqCst);
-            let _ = stream.write_all(&answer(n, range));
+            let _ = stream.write_all(&answer(n, &ranges));
         }
     });
     (port, requests)
@@ -285,8 +303,8 @@ fn a_bundle_that_changes_on_the_server_while_it_is_read_is_an_error() {
     make_site(dir.path());
     let bytes = std::fs::read(paged_file(dir.path())).unwrap();
     // Ranges as asked, with the ETag of a new version after the first.
-    let (port, _) = fake_server(move |n, range| {
-        let (start, end) = range.unwrap();
+    let (port, _) = fake_server(move |n, ranges| {
+        let [(start, end)] = ranges[..] else { panic!("one range at a time here: {ranges:?}") };
         let end = end.min(bytes.len() as u64 - 1);
         let part = &bytes[start as usize..=end as usize];
         let etag = if n == 0 { "\"v1\"" } else { "\"v2\"" };
@@ -300,4 +318,102 @@ fn a_bundle_that_changes_on_the_server_while_it_is_read_is_an_error() {
     let error = now(file.slots(0, &[0])).unwrap_err();
     let expected = format!("reading the bundle: GET {url}: the bundle changed on the server");
     assert!(error.to_string().starts_with(&expected), "{error}");
+}
+
+/// `ranges` of `bytes`, as a source reads them (cut at the end of the file).
+fn cut(bytes: &[u8], ranges: &[std::ops::Range<u64>]) -> Vec<Vec<u8>> {
+    let at = |offset: u64| (offset as usize).min(bytes.len());
+    ranges.iter().map(|r| bytes[at(r.start)..at(r.end).max(at(r.start))].to_vec()).collect()
+}
+
+#[test]
+fn several_ranges_come_in_one_request_from_edgerag_serve_and_from_nginx() {
+    let dir = tempfile::tempdir().unwrap();
+    make_site(dir.path());
+    let file = paged_file(dir.path());
+    let bytes = std::fs::read(&file).unwrap();
+    let len = bytes.len() as u64;
+    // Out of order, overlapping, empty, and running past the end or starting there.
+    let ranges = [100..200, 0..10, 5000..5100, len - 5..len + 10, 7..7, len + 1..len + 9, 150..160];
+    let expected = cut(&bytes, &ranges);
+    let read = |url: &str| now(HttpSource::new(url, Duration::from_secs(10)).read(&ranges));
+
+    let server = Serving::start(&["--site", path(&dir.path().join("site")), "--no-model"], None);
+    let url = format!("http://127.0.0.1:{}/demo.paged", server.port);
+    assert_eq!(read(&url).unwrap(), expected);
+    // What `edgerag serve` answers: one body of the ranges asked, ascending, joined where they
+    // meet.
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    let request = "GET /demo.paged HTTP/1.1\r\nHost: x\r\nRange: bytes=100-199,0-9,150-159\r\n\
+                   Connection: close\r\n\r\n";
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut answer = Vec::new();
+    std::io::Read::read_to_end(&mut stream, &mut answer).unwrap();
+    let split = answer.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+    let head = String::from_utf8_lossy(&answer[..split]).to_lowercase();
+    assert!(head.starts_with("http/1.1 206"), "{head}");
+    let content_type = head.lines().find_map(|l| l.strip_prefix("content-type: ")).unwrap();
+    let boundary = byteranges::boundary(content_type).expect(content_type);
+    let parts = byteranges::parse(&answer[split + 4..], boundary).unwrap();
+    let got: Vec<_> = parts.iter().map(|p| (p.range.clone(), p.len, p.bytes.to_vec())).collect();
+    let part = |r: std::ops::Range<u64>| (r.clone(), Some(len), cut(&bytes, &[r]).remove(0));
+    assert_eq!(got, [part(0..10), part(100..200)]);
+
+    match Nginx::start(&dir.path().join("site")) {
+        Some(nginx) => {
+            let url = format!("http://127.0.0.1:{}/demo.paged", nginx.port);
+            assert_eq!(read(&url).unwrap(), expected);
+            assert_eq!(nginx.requests(), 1, "one request for every range");
+        }
+        None => eprintln!("nginx not found (scripts/setup.sh static-server): skipped it"),
+    }
+}
+
+#[test]
+fn a_server_that_answers_one_range_at_a_time_or_joins_them_is_read_right() {
+    let bytes: Vec<u8> = (0..300_000u32).map(|i| (i * 7 % 251) as u8).collect();
+    let len = bytes.len() as u64;
+    let part = move |bytes: &[u8], start: u64, end: u64| {
+        let end = end.min(len - 1);
+        let headers = format!("Content-Range: bytes {start}-{end}/{len}\r\n");
+        response("206 Partial Content", &headers, &bytes[start as usize..=end as usize])
+    };
+    let ranges = [10..20, 200_000..200_100, 50..60];
+    let expected = cut(&bytes, &ranges);
+
+    // One that answers a request for several ranges with the whole file is asked for each
+    // range on its own, from then on, and nothing is read whole.
+    let body = bytes.clone();
+    let (port, requests) = fake_server(move |_, ranges| match ranges {
+        [(start, end)] => part(&body, *start, *end),
+        _ => response("200 OK", "", &body),
+    });
+    let url = format!("http://127.0.0.1:{port}/x");
+    let source = HttpSource::with_warnings(&url, Duration::from_secs(10), |w| panic!("{w}"));
+    assert_eq!(now(source.read(&ranges)).unwrap(), expected);
+    assert_eq!(requests.load(Ordering::SeqCst), 1 + ranges.len());
+    assert_eq!(now(source.read(&ranges[..2])).unwrap(), expected[..2]);
+    assert_eq!(requests.load(Ordering::SeqCst), 1 + ranges.len() + 2);
+
+    // One that joins ranges a few bytes apart into one part (as the RFC allows) is cut where
+    // they lie.
+    let body = bytes.clone();
+    let (port, requests) = fake_server(move |_, ranges| {
+        let start = ranges.iter().map(|r| r.0).min().unwrap();
+        part(&body, start, ranges.iter().map(|r| r.1).max().unwrap())
+    });
+    let source = HttpSource::new(&format!("http://127.0.0.1:{port}/x"), Duration::from_secs(10));
+    let near = [10..20, 300..310, 50..60];
+    assert_eq!(now(source.read(&near)).unwrap(), cut(&bytes, &near));
+    assert_eq!(requests.load(Ordering::SeqCst), 1);
+
+    // One that answers other ranges than those asked is an error.
+    let body = bytes.clone();
+    let (port, _) = fake_server(move |_, _| part(&body, 0, 5));
+    let url = format!("http://127.0.0.1:{port}/x");
+    let error = now(HttpSource::new(&url, Duration::from_secs(10)).read(&ranges)).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        format!("reading the bundle: GET {url}: the server answered other ranges")
+    );
 }

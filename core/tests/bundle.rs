@@ -1,6 +1,6 @@
 //! Bundle format: round trip, header checks, corruption, truncation, the stored fixture.
 
-use edgerag_core::bundle::lazy::{DEFAULT_BUDGET, Layout};
+use edgerag_core::bundle::lazy::{self, DEFAULT_BUDGET, Layout};
 use edgerag_core::bundle::paged::{InMemory, NAMED};
 use edgerag_core::bundle::{
     FORMAT_VERSION, HEADER_LEN, MAGIC, MIN_READER_VERSION, Manifest, paged,
@@ -261,9 +261,13 @@ fn stored_v4_bundle_searches_as_the_v3_bundle_it_was_made_from() {
         assert_eq!(shown(now(rewritten.search(query, &filtered)).unwrap()), expected);
     }
     // Written now, its links name the keywords that are names (see the graph's tests), it
-    // finds chunks by id, and it is the stored fixture of that layout.
+    // finds chunks by id, lists its documents as the bundle in memory does, and it is the
+    // stored fixture of that layout.
     assert_eq!((lazy.bundle().flags() & NAMED, rewritten.bundle().flags() & NAMED), (0, NAMED));
-    assert!(named == common::fixture("bundle-v4-ids.bundle"), "the layout changed: see README");
+    let documents = now(lazy::inspect(rewritten.bundle())).unwrap().documents;
+    assert_eq!(documents, Some(whole.bundle().inspect().documents));
+    let fixture = common::fixture("bundle-v4-documents.bundle");
+    assert!(named == fixture, "the layout changed: see README");
     let ids: Vec<String> = whole.bundle().chunks.iter().map(|c| c.id.clone()).collect();
     let addresses = now(rewritten.addresses(&ids)).unwrap();
     let stored = now(rewritten.bundle().body().store.read(rewritten.bundle(), &addresses));
@@ -283,6 +287,10 @@ fn stored_v4_bundle_searches_as_the_v3_bundle_it_was_made_from() {
     }
     let error = now(older.graph_view(&ids[..2], 16)).unwrap_err();
     assert!(error.to_string().contains("without an index of chunk ids"), "{error}");
+    // The layout before the document table finds chunks by id but lists no documents.
+    let older = open(&common::fixture("bundle-v4-ids.bundle")).unwrap();
+    assert_eq!(now(older.graph_view(&ids[..2], 16)).unwrap(), view);
+    assert_eq!(now(lazy::inspect(older.bundle())).unwrap().documents, None);
     // A changed byte in a slot is refused, naming the slot and its section; so is a slot the
     // file ends before.
     let store = lazy.bundle().body().store;

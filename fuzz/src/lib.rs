@@ -327,6 +327,15 @@ fn search_whole(searcher: &LazySearcher<paged::InMemory>) {
         Ok(hits) => assert!(hits.len() <= 5, "{} hits for 5", hits.len()),
         Err(error) => check_refusal(&error),
     }
+    // Inspected, which reads the document table.
+    let counted = searcher.manifest().counts.documents as usize;
+    match ready(edgerag_core::bundle::lazy::inspect(searcher.bundle())) {
+        Ok(inspection) => {
+            let listed = inspection.documents.map_or(counted, |documents| documents.len());
+            assert_eq!(listed, counted, "documents listed against the manifest's count");
+        }
+        Err(error) => check_refusal(&error),
+    }
 }
 
 /// Terms [`read_paged`] searches for: some in the seed, one in none.

@@ -58,10 +58,10 @@ impl Edgerag {
         to_js(self.searcher.manifest())
     }
 
-    /// The manifest, and the encoded size of each part and the documents, or for a bundle of
+    /// The manifest and the documents, and the encoded size of each part, or for a bundle of
     /// format 4 its sections (as `edgerag inspect --json`, without the file's path and size).
     pub fn inspect(&self) -> Result<JsValue, JsError> {
-        to_js(&self.searcher.inspect())
+        to_js(&now(self.searcher.inspect())?)
     }
 
     /// Searches the bundle. `options`: `{ k, mode, explain, filter: { documents, section,

@@ -7,7 +7,8 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 
-const env = (name) => {
+/** The environment variable `name`, which must be set. */
+export const env = (name) => {
   const value = process.env[name];
   assert.ok(value, `set ${name} (make test-wasm does)`);
   return value;

@@ -30,6 +30,7 @@ export type {
   BuildSummary,
   Counts,
   DocKind,
+  DocumentSummary,
   Explanation,
   Filter,
   GenerateRequest,

@@ -207,20 +207,32 @@ export interface Manifest {
   counts: Counts;
 }
 
-/** What `inspect()` shows: for a bundle read whole, the size of each part and its documents;
- * for a bundle of format 4, its sections (read from its directory only). */
+/** What `inspect()` shows: the manifest and the documents, and for a bundle read whole the
+ * size of each part, for a bundle of format 4 its sections. */
 export type Inspection = WholeInspection | PagedInspection;
+
+/** One document of a bundle: its source, title, format, pages (PDF), headings and chunks. */
+export interface DocumentSummary {
+  source: string;
+  title: string;
+  kind: DocKind;
+  pages: number;
+  sections: number;
+  chunks: number;
+}
 
 export interface WholeInspection {
   manifest: Manifest;
   part_bytes: { manifest: number; documents: number; chunks: number; graph: number; bm25: number; dense: number };
-  documents: { source: string; title: string; kind: DocKind; pages: number; sections: number; chunks: number }[];
+  documents: DocumentSummary[];
 }
 
 export interface PagedInspection {
   manifest: Manifest;
   /** Each section in file order: its name, bytes of each slot (proof included), slot count. */
   sections: { name: string; slot: number; slots: number }[];
+  /** From the bundle's document table; absent in bundles written before it existed. */
+  documents?: DocumentSummary[];
 }
 
 export interface GraphView {

@@ -14,6 +14,7 @@ use std::io::{self, Read, Write};
 use std::sync::Arc;
 
 use super::range::{self, Part};
+use edgerag_cli::byteranges;
 
 /// The request methods the router distinguishes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -254,8 +255,8 @@ impl Reply {
     }
 
     /// A file of `len` bytes with the entity tag `etag`, cached as [`Reply::cached`] says,
-    /// that answers byte ranges ([`range`]): 206 with the part asked for, 416 when none of it
-    /// exists, else 200 with all of it; `Accept-Ranges: bytes` in every case. `file` is the
+    /// that answers byte ranges ([`range`]): 206 with the part asked for (several in a
+    /// `multipart/byteranges` body), 416 when none of it exists, else 200 with all of it; `Accept-Ranges: bytes` in every case. `file` is the
     /// open file, its bytes read at their offsets.
     pub(crate) fn file(
         request: &Incoming,
@@ -264,8 +265,9 @@ impl Reply {
         file: Arc<File>,
         len: u64,
     ) -> Self {
-        let part =
-            |start, end| -> Box<dyn Read + Send> { Box::new(FilePart::new(file, start, end)) };
+        let part = |start, end| -> Box<dyn Read + Send> {
+            Box::new(FilePart::new(Arc::clone(&file), start, end))
+        };
         Self::cached(request, etag, || match range::requested(request, etag, len) {
             Part::Whole => Self::stream(200, content_type, part(0, len), Some(len)),
             Part::Range { start, end } => {
@@ -273,11 +275,50 @@ impl Reply {
                 Self::stream(206, content_type, part(start, end), Some(end - start))
                     .header("Content-Range", &range)
             }
+            Part::Ranges(ranges) => {
+                let boundary = boundary();
+                let mut pieces: Vec<Box<dyn Read + Send>> =
+                    Vec::with_capacity(2 * ranges.len() + 1);
+                let mut sent = 0;
+                for range in ranges {
+                    let head = byteranges::part_head(&boundary, content_type, &range, len);
+                    sent += head.len() as u64 + (range.end - range.start);
+                    pieces.push(Box::new(io::Cursor::new(head)));
+                    pieces.push(part(range.start, range.end));
+                }
+                let tail = byteranges::tail(&boundary);
+                sent += tail.len() as u64;
+                pieces.push(Box::new(io::Cursor::new(tail)));
+                let body = Box::new(Concat(pieces.into()));
+                Self::stream(206, &byteranges::content_type(&boundary), body, Some(sent))
+            }
             Part::Unsatisfiable => Self::text(416, "range not satisfiable\n")
                 .header("Content-Range", &format!("bytes */{len}")),
         })
         .header("Accept-Ranges", "bytes")
     }
+}
+
+/// Readers read one after the other.
+struct Concat(std::collections::VecDeque<Box<dyn Read + Send>>);
+
+impl Read for Concat {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        while let Some(first) = self.0.front_mut() {
+            match first.read(buf)? {
+                0 if !buf.is_empty() => drop(self.0.pop_front()),
+                n => return Ok(n),
+            }
+        }
+        Ok(0)
+    }
+}
+
+/// A boundary of a multipart body: random, so that no file's bytes hold it by design.
+fn boundary() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let random = std::collections::hash_map::RandomState::new().build_hasher().finish();
+    format!("edgerag-{random:016x}")
 }
 
 /// Reads bytes `at..end` of a shared file at explicit offsets, so that any number of

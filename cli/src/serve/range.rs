@@ -1,16 +1,24 @@
 //! Byte ranges (RFC 9110 §14): the part of a file a `Range` request asks for, so that a
 //! bundle can be read a page at a time over HTTP.
 //!
-//! One range is served (206); a request for several, in an unknown unit, or malformed is
-//! answered with the whole file (200), as the RFC allows. A range that starts past the end
-//! is refused (416). `Range` applies to `GET` only, and when `If-Range` is sent, only if it
+//! One range is served (206); several are served in one `multipart/byteranges` body (206),
+//! ascending, those that overlap or touch joined into one, and those past the end left out,
+//! as the RFC allows. A request in an unknown unit, malformed, or for more than
+//! [`MAX_RANGES`] ranges is answered with the whole file (200). A request none of whose
+//! ranges exists (each starts past the end) is refused (416). `Range` applies to `GET` only, and when `If-Range` is sent, only if it
 //! names the file's current entity tag (strong comparison), so a client never joins parts of
 //! two versions.
 
+use std::ops::Range;
+
 use super::http::{Incoming, Method};
 
+/// The most ranges a request may ask for at once (as nginx's `max_ranges`, it then gets the
+/// whole file).
+pub(crate) const MAX_RANGES: usize = 256;
+
 /// The part of a file of `len` bytes that a request asks for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Part {
     /// All of it.
     Whole,
@@ -21,7 +29,9 @@ pub(crate) enum Part {
         /// One past the last byte.
         end: u64,
     },
-    /// A range none of which exists (it starts at or past the end).
+    /// Two or more ranges, ascending, apart from one another, each within the file.
+    Ranges(Vec<Range<u64>>),
+    /// Ranges none of which exists (each starts at or past the end).
     Unsatisfiable,
 }
 
@@ -42,21 +52,45 @@ pub(crate) fn requested(request: &Incoming, etag: &str, len: u64) -> Part {
     parse(range, len).unwrap_or(Part::Whole)
 }
 
-/// The part of `len` bytes that the `Range` value `value` names; `None` when it is not one
-/// byte range (then the whole file is served).
+/// The part of `len` bytes that the `Range` value `value` names; `None` when it is not a
+/// valid set of at most [`MAX_RANGES`] byte ranges (then the whole file is served).
 fn parse(value: &str, len: u64) -> Option<Part> {
     let (unit, set) = value.split_once('=')?;
     if !unit.trim().eq_ignore_ascii_case("bytes") {
         return None;
     }
-    let mut specs = set.split(',').map(str::trim).filter(|spec| !spec.is_empty());
-    let (Some(spec), None) = (specs.next(), specs.next()) else { return None };
+    let specs: Vec<&str> = set.split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
+    if specs.is_empty() || specs.len() > MAX_RANGES {
+        return None;
+    }
+    let mut ranges = Vec::with_capacity(specs.len());
+    for spec in specs {
+        ranges.extend(one(spec, len)?);
+    }
+    ranges.sort_unstable_by_key(|range| range.start);
+    let mut joined: Vec<Range<u64>> = Vec::with_capacity(ranges.len());
+    for range in ranges {
+        match joined.last_mut() {
+            Some(last) if range.start <= last.end => last.end = last.end.max(range.end),
+            _ => joined.push(range),
+        }
+    }
+    Some(match joined.as_slice() {
+        [] => Part::Unsatisfiable,
+        [one] => Part::Range { start: one.start, end: one.end },
+        _ => Part::Ranges(joined),
+    })
+}
+
+/// The bytes of `len` that one range `spec` names: `None` when it is malformed, `Some(None)`
+/// when none of them exists.
+fn one(spec: &str, len: u64) -> Option<Option<Range<u64>>> {
     let (first, last) = spec.split_once('-')?;
     if first.is_empty() {
         // `-n`: the last n bytes.
         return Some(match len.min(number(last)?) {
-            0 => Part::Unsatisfiable,
-            n => Part::Range { start: len - n, end: len },
+            0 => None,
+            n => Some(len - n..len),
         });
     }
     // `a-` or `a-b`.
@@ -70,7 +104,7 @@ fn parse(value: &str, len: u64) -> Option<Part> {
         }
         last.saturating_add(1).min(len)
     };
-    Some(if start >= len { Part::Unsatisfiable } else { Part::Range { start, end } })
+    Some((start < len).then_some(start..end))
 }
 
 /// A position: ASCII digits, as many as sent (a value past `u64` is taken as the largest,
@@ -118,9 +152,26 @@ mod tests {
     }
 
     #[test]
-    fn anything_but_one_valid_byte_range_gets_the_whole_file() {
+    fn several_ranges_are_served_ascending_joined_where_they_meet() {
+        assert_eq!(range("bytes=500-599,0-9"), Part::Ranges(vec![0..10, 500..600]));
+        assert_eq!(range("bytes=0-9, 5-19,20-29,40-49"), Part::Ranges(vec![0..30, 40..50]));
+        assert_eq!(range("bytes=0-9,10-19"), Part::Range { start: 0, end: 20 });
+        assert_eq!(range("bytes=0-9,2000-2999"), Part::Range { start: 0, end: 10 });
+        assert_eq!(range("bytes=-10,0-0"), Part::Ranges(vec![0..1, 990..1000]));
+        assert_eq!(range("bytes=1000-,2000-2999"), Part::Unsatisfiable);
+        let most = (0..MAX_RANGES).map(|i| format!("{}-{}", 2 * i, 2 * i)).collect::<Vec<_>>();
+        let Part::Ranges(ranges) = range(&format!("bytes={}", most.join(","))) else {
+            panic!("{MAX_RANGES} ranges are served")
+        };
+        assert_eq!(ranges.len(), MAX_RANGES);
+        let too_many = format!("bytes={},600-600", most.join(","));
+        assert_eq!(range(&too_many), Part::Whole);
+    }
+
+    #[test]
+    fn anything_but_valid_byte_ranges_gets_the_whole_file() {
         for value in [
-            "bytes=0-1,5-6",
+            "bytes=0-1,5-4",
             "bytes=5-4",
             "bytes=-",
             "bytes=",

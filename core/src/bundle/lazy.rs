@@ -16,10 +16,11 @@
 //! | `centroids`, `lists` | the dense index's partitions (with vectors only) | [`Ivf`] |
 //! | `filters` | what metadata filters ask of each document and chunk | [`filters`] |
 //! | `chunk ids` | where the chunk with a given id lies in the store | [`ids`] |
+//! | `documents` | what listing the documents shows of each | [`documents`] |
 //!
-//! The directory names every section but `filters` and `chunk ids`, which readers find by
-//! name: bundles written before them lack them, and are searched as before but not filtered,
-//! and cannot find a chunk by its id. Large
+//! The directory names every section but `filters`, `chunk ids` and `documents`, which readers
+//! find by name: bundles written before them lack them, and are searched as before but not
+//! filtered, cannot find a chunk by its id, and list no documents. Large
 //! corpora add a section `"<name> routes"` for each index whose routes would not fit the
 //! directory ([`routes`](super::paged::routes)), also found by name.
 //!
@@ -36,8 +37,8 @@ use super::ivf::{Ivf, IvfParams};
 use super::lexicon::{self, Lexicon};
 use super::paged::routes::INLINE_ROUTES;
 use super::paged::{PagedFile, PagedWriter, RangeSource, VERSION};
-use super::{Bundle, ChunkStore, Manifest};
-use super::{filters, ids};
+use super::{Bundle, ChunkStore, DocumentSummary, Manifest};
+use super::{documents, filters, ids};
 use crate::graph::GraphIndex;
 use crate::{Error, Result};
 
@@ -122,19 +123,24 @@ impl Bundle {
         };
         filters::write(&mut writer, &self.documents, &self.chunks, &addresses, layout.slot)?;
         ids::write(&mut writer, &self.chunks, &addresses, layout.slot)?;
+        documents::write(&mut writer, &self.documents, &self.chunks, layout.slot)?;
         let manifest = Manifest { format_version: VERSION, ..self.manifest.clone() };
         writer.finish(Body { manifest, store, lexicon, graph, dense }, VERSION, VERSION)
     }
 }
 
-/// What inspecting a bundle of format 4 shows, from its directory alone: its manifest and
-/// sections. The CLI's `inspect --json` and the browser's `inspect()` print this.
+/// What inspecting a bundle of format 4 shows: its manifest and sections, from its directory,
+/// and its documents, from its document table. The CLI's `inspect --json` and the browser's
+/// `inspect()` print this.
 #[derive(Debug, Clone, Serialize)]
 pub struct PagedInspection<'a> {
     /// The manifest.
     pub manifest: &'a Manifest,
     /// The sections, in file order.
     pub sections: Vec<SectionSummary<'a>>,
+    /// The documents, in bundle order; `None` for a bundle written without a document table.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub documents: Option<Vec<DocumentSummary>>,
 }
 
 /// One section of a [`PagedInspection`].
@@ -148,15 +154,20 @@ pub struct SectionSummary<'a> {
     pub slots: u32,
 }
 
-/// What inspecting `bundle` shows.
-pub fn inspect<S: RangeSource>(bundle: &LazyBundle<S>) -> PagedInspection<'_> {
+/// The sections of `bundle`, from its directory.
+pub fn sections<S: RangeSource>(bundle: &LazyBundle<S>) -> Vec<SectionSummary<'_>> {
     let sections = bundle.sections().iter();
-    PagedInspection {
-        manifest: &bundle.body().manifest,
-        sections: sections
-            .map(|s| SectionSummary { name: &s.name, slot: s.slot, slots: s.slots })
-            .collect(),
-    }
+    sections.map(|s| SectionSummary { name: &s.name, slot: s.slot, slots: s.slots }).collect()
+}
+
+/// What inspecting `bundle` shows: the directory, and the document table read whole.
+///
+/// # Errors
+/// As [`documents::read`].
+pub async fn inspect<S: RangeSource>(bundle: &LazyBundle<S>) -> Result<PagedInspection<'_>> {
+    let manifest = &bundle.body().manifest;
+    let documents = documents::read(bundle, manifest.counts.documents).await?;
+    Ok(PagedInspection { manifest, sections: sections(bundle), documents })
 }
 
 /// Opens the bundle of format version 4 that `source` reads, keeping up to `budget` bytes of

@@ -48,6 +48,7 @@
 //!   [`paged::NAMED`], which older readers refuse likewise.
 
 mod build;
+pub mod documents;
 pub mod filters;
 pub mod graph;
 pub mod ids;
@@ -294,16 +295,16 @@ pub struct Inspection<'a> {
     /// Encoded size of each part.
     pub part_bytes: PartSizes,
     /// The documents, in bundle order.
-    pub documents: Vec<DocumentSummary<'a>>,
+    pub documents: Vec<DocumentSummary>,
 }
 
 /// One document of an [`Inspection`].
-#[derive(Debug, Clone, Serialize)]
-pub struct DocumentSummary<'a> {
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DocumentSummary {
     /// Source name.
-    pub source: &'a str,
+    pub source: String,
     /// Title.
-    pub title: &'a str,
+    pub title: String,
     /// Format it was loaded from.
     pub kind: DocKind,
     /// Page count (PDF), else 0.
@@ -314,28 +315,31 @@ pub struct DocumentSummary<'a> {
     pub chunks: usize,
 }
 
+impl DocumentSummary {
+    /// The summary of each of `documents`, whose chunks are `chunks`; `None` when a chunk
+    /// points to a missing document.
+    pub(crate) fn of(documents: &[DocumentInfo], chunks: &[Chunk]) -> Option<Vec<Self>> {
+        let mut counts = vec![0usize; documents.len()];
+        for chunk in chunks {
+            *counts.get_mut(chunk.doc as usize)? += 1;
+        }
+        let summaries = documents.iter().zip(counts).map(|(d, chunks)| Self {
+            source: d.source.clone(),
+            title: d.title.clone(),
+            kind: d.kind,
+            pages: d.pages,
+            sections: d.sections.len().saturating_sub(1),
+            chunks,
+        });
+        Some(summaries.collect())
+    }
+}
+
 impl Bundle {
     /// The manifest, part sizes and per-document counts.
     pub fn inspect(&self) -> Inspection<'_> {
-        let mut chunks = vec![0usize; self.documents.len()];
-        for chunk in &self.chunks {
-            if let Some(count) = chunks.get_mut(chunk.doc as usize) {
-                *count += 1;
-            }
-        }
-        let documents = self
-            .documents
-            .iter()
-            .zip(chunks)
-            .map(|(d, chunks)| DocumentSummary {
-                source: &d.source,
-                title: &d.title,
-                kind: d.kind,
-                pages: d.pages,
-                sections: d.sections.len().saturating_sub(1),
-                chunks,
-            })
-            .collect();
+        // A decoded bundle's chunks point to its documents (validated on decoding).
+        let documents = DocumentSummary::of(&self.documents, &self.chunks).unwrap_or_default();
         Inspection { manifest: &self.manifest, part_bytes: self.part_sizes(), documents }
     }
 

@@ -98,13 +98,16 @@ impl<S: RangeSource> Opened<S> {
         }
     }
 
-    /// What inspecting the bundle shows: its manifest, and the size of each part and its
-    /// documents (read whole) or its sections (read by range; nothing more is read).
-    pub fn inspect(&self) -> Inspected<'_> {
-        match self {
+    /// What inspecting the bundle shows: its manifest and documents, and the size of each
+    /// part (read whole) or its sections (read by range: the directory and the document table).
+    ///
+    /// # Errors
+    /// As [`lazy::inspect`].
+    pub async fn inspect(&self) -> Result<Inspected<'_>> {
+        Ok(match self {
             Self::Whole(searcher) => Inspected::Whole(searcher.bundle().inspect()),
-            Self::ByRange(searcher) => Inspected::ByRange(lazy::inspect(searcher.bundle())),
-        }
+            Self::ByRange(searcher) => Inspected::ByRange(lazy::inspect(searcher.bundle()).await?),
+        })
     }
 
     /// The keyword graph around the chunks named by `chunk_ids`, with at most `limit`

@@ -24,19 +24,37 @@ pub const MIN_STREAM_SLOT: u64 = 1 << 10;
 /// directory.
 pub const OPEN_READ: u64 = 64 << 10;
 
-/// What reading has cost so far: ranges read and their bytes.
+/// What reading has cost so far: ranges read, their bytes, and the reads they came in.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Io {
-    /// Ranges read (a host may merge adjacent ones into one request).
+    /// Ranges read: the requests of a host that sends one for each range.
     pub requests: u64,
     /// Bytes read.
     pub bytes: u64,
+    /// Reads of the source, each of a step's ranges together: the round trips of a host
+    /// that fetches them at once (the CLI's HTTP source sends one multipart range request
+    /// for them, where the server answers one).
+    pub round_trips: u64,
+}
+
+/// What was read between two readings of [`PagedFile::io`]: the later less the earlier.
+impl std::ops::Sub for Io {
+    type Output = Io;
+
+    fn sub(self, earlier: Self) -> Self {
+        Self {
+            requests: self.requests.saturating_sub(earlier.requests),
+            bytes: self.bytes.saturating_sub(earlier.bytes),
+            round_trips: self.round_trips.saturating_sub(earlier.round_trips),
+        }
+    }
 }
 
 impl std::ops::AddAssign for Io {
     fn add_assign(&mut self, other: Self) {
         self.requests += other.requests;
         self.bytes += other.bytes;
+        self.round_trips += other.round_trips;
     }
 }
 
@@ -368,7 +386,7 @@ async fn read_counted(
         return Err(Error::Read("more bytes read than asked for".to_owned()));
     }
     let bytes = read.iter().map(|bytes| bytes.len() as u64).sum();
-    let cost = Io { requests: ranges.len() as u64, bytes };
+    let cost = Io { requests: ranges.len() as u64, bytes, round_trips: 1 };
     *lock(io) += cost;
     Ok((read, cost))
 }

@@ -77,6 +77,7 @@ fn slots_are_read_back_as_written_a_range_per_run_and_cached() {
     }
     let read = paged.io();
     assert_eq!(read.requests - opened.requests, 3);
+    assert_eq!(read.round_trips - opened.round_trips, 1, "the three ranges in one read");
     assert_eq!(read.bytes - opened.bytes, 5 * u64::from(LINE_SLOT));
     // Again: from the cache. Another section's slots are its own.
     now(paged.slots(0, &wanted)).unwrap();
@@ -88,11 +89,12 @@ fn slots_are_read_back_as_written_a_range_per_run_and_cached() {
     // Each section's share of what was read (the sections read), opening left out.
     let slot = |section: usize| u64::from(paged.sections()[section].slot);
     let reads = paged.reads();
-    let lines = Io { requests: 3, bytes: 5 * slot(0) };
-    let last = Io { requests: 1, bytes: slot(2) };
+    let lines = Io { requests: 3, bytes: 5 * slot(0), round_trips: 1 };
+    let last = Io { requests: 1, bytes: slot(2), round_trips: 1 };
     let shares = [("lines".to_owned(), lines), ("paragraphs".to_owned(), last)];
     assert_eq!(reads.sections, shares.into_iter().collect());
     assert_eq!(reads.total.requests - opened.requests, 4);
+    assert_eq!(reads.total.round_trips - opened.round_trips, 2);
     assert_eq!(reads.total.bytes - opened.bytes, 5 * slot(0) + slot(2));
 }
 
