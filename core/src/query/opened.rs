@@ -26,8 +26,8 @@ use crate::{Error, Result};
 ///
 /// // Format 4 is read by range, here from memory; an older format would be decoded whole.
 /// let opened = Opened::from_bytes(bundle.to_paged_bytes(&Layout::default())?)?;
-/// let search = opened.search("Rollo", &SearchOptions::default());
-/// let hits = ready_now(search).expect("reads from memory are ready at once")?;
+/// let options = SearchOptions::default();
+/// let hits = ready_now(opened.search("Rollo", &options)).expect("reads from memory are ready")?;
 /// assert_eq!(hits[0].title, "Normans");
 /// assert!(opened.reads().is_some_and(|reads| reads.total.bytes > 0));
 /// # Ok(())
