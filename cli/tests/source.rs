@@ -218,12 +218,22 @@ impl Nginx {
 }
 
 impl Nginx {
-    /// Requests served so far.
+    /// Requests served so far: the lines of the access log, once it stops growing (nginx
+    /// logs a request after answering it).
     fn requests(&self) -> usize {
-        std::fs::read_to_string(self.dir.path().join("access.log"))
-            .unwrap_or_default()
-            .lines()
-            .count()
+        let count = || {
+            let log = std::fs::read_to_string(self.dir.path().join("access.log"));
+            log.unwrap_or_default().lines().count()
+        };
+        let mut seen = count();
+        for _ in 0..50 {
+            std::thread::sleep(Duration::from_millis(100));
+            match count() {
+                now if now == seen => return seen,
+                now => seen = now,
+            }
+        }
+        seen
     }
 }
 
@@ -269,9 +279,13 @@ fn fake_server(
     (port, requests)
 }
 
-/// An HTTP response of `status` with `headers` and `body`.
+/// An HTTP response of `status` with `headers` and `body`, on a connection the server then
+/// closes (and says so, so that the client does not send another request on it).
 fn response(status: &str, headers: &str, body: &[u8]) -> Vec<u8> {
-    let head = format!("HTTP/1.1 {status}\r\nContent-Length: {}\r\n{headers}\r\n", body.len());
+    let head = format!(
+        "HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n{headers}\r\n",
+        body.len()
+    );
     [head.as_bytes(), body].concat()
 }
 
