@@ -10,11 +10,11 @@ use std::fs::File;
 use std::ops::Range;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use edgerag_core::bundle::lazy::DEFAULT_BUDGET;
-use edgerag_core::bundle::paged::{RangeSource, ready_now};
+use edgerag_core::bundle::paged::{InMemory, RangeSource, ready_now};
 use edgerag_core::query::LazySearcher;
 use edgerag_core::{Error, Result};
 use ureq::Agent;
@@ -154,7 +154,7 @@ pub struct HttpSource {
     /// The file's entity tag, from the first answer that had one.
     etag: Mutex<Option<String>>,
     /// The whole file, once a server ignored `Range`.
-    whole: OnceLock<Arc<Vec<u8>>>,
+    whole: OnceLock<InMemory>,
     /// Whether several ranges are asked in one request (until the server ignores them).
     multipart: AtomicBool,
     /// What to do with a warning (the CLI prints it).
@@ -230,7 +230,7 @@ impl HttpSource {
     /// The bytes of `range` (fewer at the end of the file).
     fn fetch(&self, range: &Range<u64>) -> Result<Vec<u8>> {
         if let Some(whole) = self.whole.get() {
-            return Ok(cut(whole, range));
+            return Ok(whole.part(range).to_vec());
         }
         if range.end <= range.start {
             return Ok(Vec::new());
@@ -258,9 +258,9 @@ impl HttpSource {
                         self.url,
                         bytes.len()
                     ));
-                    Arc::new(bytes)
+                    InMemory(bytes)
                 });
-                Ok(cut(whole, range))
+                Ok(whole.part(range).to_vec())
             }
             other => Err(self.fail(format!("HTTP status {other}"))),
         }
@@ -325,14 +325,6 @@ struct Answer {
     body: ureq::Body,
 }
 
-/// `range` of the whole file.
-fn cut(whole: &[u8], range: &Range<u64>) -> Vec<u8> {
-    let len = whole.len() as u64;
-    let (start, end) = (range.start.min(len), range.end.clamp(range.start.min(len), len));
-    // Both at most the length of a slice in memory.
-    whole[start as usize..end as usize].to_vec()
-}
-
 /// `fetch` of each of `items`, [`PARALLEL`] at once, in order.
 fn parallel<T: Sync, R: Send>(
     items: &[T],
@@ -363,17 +355,14 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 impl RangeSource for HttpSource {
     async fn read(&self, ranges: &[Range<u64>]) -> Result<Vec<Vec<u8>>> {
-        let asked: Vec<&Range<u64>> =
-            ranges.iter().filter(|range| range.end > range.start).collect();
+        let asked: Vec<Range<u64>> =
+            ranges.iter().filter(|range| range.end > range.start).cloned().collect();
         if self.whole.get().is_some() || asked.len() < 2 || !self.multipart.load(Ordering::Relaxed)
         {
             return parallel(ranges, |range| self.fetch(range));
         }
-        let groups: Vec<Vec<Range<u64>>> = asked
-            .chunks(RANGES_PER_REQUEST)
-            .map(|group| group.iter().map(|&r| r.clone()).collect())
-            .collect();
-        let fetched = parallel(&groups, |group| match group.as_slice() {
+        let groups: Vec<&[Range<u64>]> = asked.chunks(RANGES_PER_REQUEST).collect();
+        let fetched = parallel(&groups, |group| match group {
             [one] => self.fetch(one).map(|bytes| vec![bytes]),
             _ => match self.fetch_together(group)? {
                 Some(parts) => Ok(parts),

@@ -24,15 +24,20 @@ pub trait RangeSource {
 #[derive(Debug, Clone, Default)]
 pub struct InMemory(pub Vec<u8>);
 
+impl InMemory {
+    /// The bytes of `range`, as [`RangeSource::read`] gives them: fewer where the file ends
+    /// first, none when it starts there or after.
+    pub fn part(&self, range: &Range<u64>) -> &[u8] {
+        let len = self.0.len() as u64;
+        let (start, end) = (range.start.min(len), range.end.clamp(range.start.min(len), len));
+        // Both are at most the length of a slice in memory.
+        self.0.get(start as usize..end as usize).unwrap_or_default()
+    }
+}
+
 impl RangeSource for InMemory {
     fn read(&self, ranges: &[Range<u64>]) -> impl Future<Output = Result<Vec<Vec<u8>>>> {
-        let len = self.0.len() as u64;
-        let part = |range: &Range<u64>| {
-            let (start, end) = (range.start.min(len), range.end.clamp(range.start.min(len), len));
-            // Both are at most the length of a slice in memory.
-            self.0.get(start as usize..end as usize).unwrap_or_default().to_vec()
-        };
-        ready(Ok(ranges.iter().map(part).collect()))
+        ready(Ok(ranges.iter().map(|range| self.part(range).to_vec()).collect()))
     }
 }
 
