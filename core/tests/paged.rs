@@ -5,8 +5,10 @@ use edgerag_core::bundle::graph::PagedGraph;
 use edgerag_core::bundle::ivf::{Ivf, IvfParams, PROBE};
 use edgerag_core::bundle::lazy::{DEFAULT_BUDGET, Layout};
 use edgerag_core::bundle::lexicon::{BUDGET, FIRST_BLOCK, Ranked};
-use edgerag_core::bundle::paged::{InMemory, NAMED, PagedFile, PagedWriter, ROUTED, VERSION};
-use edgerag_core::bundle::{ChunkStore, Lexicon};
+use edgerag_core::bundle::paged::{
+    CODED, InMemory, NAMED, PagedFile, PagedWriter, ROUTED, VERSION,
+};
+use edgerag_core::bundle::{ChunkStore, HEADER_LEN, Lexicon};
 use edgerag_core::graph::{GraphHit, GraphIndex, GraphSearch};
 use edgerag_core::index::Scored;
 use edgerag_core::index::bm25::{Bm25Index, Bm25Params};
@@ -14,7 +16,7 @@ use edgerag_core::index::dense::DenseParams;
 use edgerag_core::query::{Filter, LazySearcher};
 use edgerag_core::text::Analyzer;
 use edgerag_core::{
-    BuildOptions, Bundle, BundleBuilder, Document, Hit, Mode, SearchOptions, Searcher, load,
+    BuildOptions, Bundle, BundleBuilder, Document, Error, Hit, Mode, SearchOptions, Searcher, load,
 };
 
 use crate::common::{self, now};
@@ -276,12 +278,14 @@ fn dense_partitions_score_as_the_whole_index_and_read_what_they_probe() {
     let bundle = embedded_demo();
     let dense = bundle.dense.as_ref().unwrap();
     let embedder = minilm_boxed();
-    let params = IvfParams { partition: 8, ..IvfParams::default() };
+    // Lists of rows: every member scored exactly (coded lists are tested below).
+    let params = IvfParams { partition: 8, coded: false, ..IvfParams::default() };
     let (bytes, addresses) = paged_dense(bundle, params, 4 << 10);
     let open = || now(PagedFile::open(InMemory(bytes.clone()), 8 << 20)).unwrap();
     let file: PagedFile<InMemory, (ChunkStore, Ivf)> = open();
     let ivf = &file.body().1;
     assert!(ivf.partitions >= 4, "{} partitions of 64 chunks", ivf.partitions);
+    assert_eq!(file.flags() & CODED, 0);
     let at = |hits| by_address(&addresses, hits);
     let (mut found, mut wanted) = (0, 0);
     for query in queries() {
@@ -329,12 +333,90 @@ fn dense_partitions_score_as_the_whole_index_and_read_what_they_probe() {
 }
 
 #[test]
+fn coded_lists_find_the_best_by_estimate_and_score_them_with_their_rows() {
+    let bundle = embedded_demo();
+    let dense = bundle.dense.as_ref().unwrap();
+    let embedder = minilm_boxed();
+    let coded = IvfParams { partition: 8, ..IvfParams::default() };
+    let (bytes, addresses) = paged_dense(bundle, coded, 4 << 10);
+    let (rows, _) = paged_dense(bundle, IvfParams { coded: false, ..coded }, 4 << 10);
+    let open = |bytes: &[u8]| -> PagedFile<InMemory, (ChunkStore, Ivf)> {
+        now(PagedFile::open(InMemory(bytes.to_vec()), 8 << 20)).unwrap()
+    };
+    let file = open(&bytes);
+    assert_eq!(file.flags(), CODED);
+    let ivf = &file.body().1;
+    let vectors: Vec<Vec<f32>> =
+        queries().map(|query| embedder.embed_query(query).unwrap()).collect();
+    // Every partition probed: the best by estimate, each scored exactly with its row, are
+    // nearly all the exact best.
+    let (mut found, mut wanted) = (0, 0);
+    for vector in &vectors {
+        let exact = by_address(&addresses, dense.search_exact(vector, 10, |_| true).unwrap());
+        let all = now(ivf.search(&file, vector, 10, Some(ivf.partitions), |_| true)).unwrap();
+        assert_eq!(all.len(), 10);
+        for hit in &all {
+            let chunk = addresses.iter().position(|&a| a == hit.chunk).unwrap();
+            let whole = dense.search_exact(vector, 1, |c| c as usize == chunk).unwrap();
+            assert_eq!(whole[0].score, hit.score);
+        }
+        found += all.iter().filter(|hit| exact.contains(hit)).count();
+        wanted += exact.len();
+    }
+    assert!(found * 100 >= wanted * 95, "found {found} of the exact {wanted}");
+    // A cold search reads a fraction of the lists of rows, then the rows of the candidates it
+    // rescores (here every one: there are fewer than MIN_RESCORED), each alone.
+    let cost = |bytes: &[u8]| {
+        let file = open(bytes);
+        let ivf = &file.body().1;
+        let hits = now(ivf.search(&file, &vectors[0], 10, Some(ivf.partitions), |_| true));
+        let io = |name: &str| file.reads().sections.get(name).copied().unwrap_or_default();
+        (hits.unwrap(), io("lists"), io("rows"))
+    };
+    let ((coded, lists, read), (plain, plain_lists, _)) = (cost(&bytes), cost(&rows));
+    assert_eq!(coded, plain);
+    assert!(lists.bytes * 4 < plain_lists.bytes, "{lists:?} against {plain_lists:?}");
+    assert_eq!((read.requests, read.bytes), (64, 64 * 384), "{read:?}");
+    // Rows are read back whole when the index is rebuilt.
+    let sorted = |file: &PagedFile<InMemory, (ChunkStore, Ivf)>| {
+        let mut vectors = now(file.body().1.vectors(file)).unwrap();
+        vectors.sort_by_key(|(address, _)| *address);
+        vectors
+    };
+    let back = sorted(&file);
+    assert!(back.len() == addresses.len() && back == sorted(&open(&rows)));
+    // A changed byte in each row is refused, naming the row read.
+    let sections = file.sections();
+    let directory = u64::from_le_bytes(bytes[16..24].try_into().unwrap()) as usize;
+    let at = file.section("rows").unwrap() as usize;
+    let start =
+        HEADER_LEN + directory + sections[..at].iter().map(|s| s.len() as usize).sum::<usize>();
+    let per_slot = sections[at].capacity() / 384;
+    let mut changed = bytes.clone();
+    for slot in 0..sections[at].slots as usize {
+        for row in 0..per_slot {
+            changed[start + slot * sections[at].slot as usize + row * 384] ^= 1;
+        }
+    }
+    let file = open(&changed);
+    let ivf = &file.body().1;
+    let error = now(ivf.search(&file, &vectors[0], 10, None, |_| true)).unwrap_err();
+    assert!(matches!(error, Error::CorruptedPage(_)), "{error}");
+    assert!(error.to_string().contains("of section \"rows\" does not match"), "{error}");
+    // So is a file cut short of its rows.
+    let file = open(&bytes[..start + 10]);
+    let ivf = &file.body().1;
+    let error = now(ivf.search(&file, &vectors[0], 10, None, |_| true)).unwrap_err();
+    assert!(matches!(error, Error::TruncatedPage(_)), "{error}");
+}
+
+#[test]
 fn grouped_partitions_read_the_centroids_of_the_groups_nearest_only() {
     let bundle = embedded_demo();
     let dense = bundle.dense.as_ref().unwrap();
     let embedder = minilm_boxed();
     // A partition a chunk, in two levels: 8 groups of about 8, 4 records a 2 KB slot.
-    let params = IvfParams { partition: 1, flat_up_to: 1, ..IvfParams::default() };
+    let params = IvfParams { partition: 1, flat_up_to: 1, coded: false, ..IvfParams::default() };
     let (bytes, addresses) = paged_dense(bundle, params, 2 << 10);
     let open = || now(PagedFile::open(InMemory(bytes.clone()), 8 << 20)).unwrap();
     let file: PagedFile<InMemory, (ChunkStore, Ivf)> = open();
@@ -450,7 +532,7 @@ fn routes_in_sections_of_their_own_answer_as_routes_in_the_directory() {
 #[test]
 fn the_probe_a_search_asks_for_bounds_what_dense_mode_reads() {
     let bundle = embedded_demo();
-    let ivf = IvfParams { partition: 8, ..IvfParams::default() };
+    let ivf = IvfParams { partition: 8, coded: false, ..IvfParams::default() };
     let layout = Layout { ivf, dense_slot: 4 << 10, ..Layout::default() };
     let bytes = bundle.to_paged_bytes(&layout).unwrap();
     let memory = Searcher::new(bundle.clone()).with_embedder(minilm_boxed()).unwrap();

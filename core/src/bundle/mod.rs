@@ -10,7 +10,7 @@
 //! | 0  | 8  | magic `b"EDGERAG\0"` |
 //! | 8  | 2  | `version`: format version the file was written with |
 //! | 10 | 2  | `min_reader`: oldest format version a reader must support to read the file |
-//! | 12 | 4  | flags a reader must understand (it refuses a file with a bit it does not define): none in versions 1–3; see [`paged::ROUTED`], [`paged::NAMED`] |
+//! | 12 | 4  | flags a reader must understand (it refuses a file with a bit it does not define): none in versions 1–3; see [`paged::ROUTED`], [`paged::NAMED`], [`paged::CODED`] |
 //! | 16 | 8  | payload length in bytes |
 //! | 24 | 32 | BLAKE3 hash of the payload |
 //! | 56 | …  | payload: [`Bundle`] encoded with postcard |
@@ -45,7 +45,8 @@
 //!   [`paged::ROUTED`]: some of their routes lie in sections of their own
 //!   ([`paged::routes`]), which readers that predate it would misread, so they refuse them.
 //!   Files written since the links of each chunk name its keywords that are names set
-//!   [`paged::NAMED`], which older readers refuse likewise.
+//!   [`paged::NAMED`], which older readers refuse likewise; and those whose dense index
+//!   keeps a binary code of each vector in its lists, its rows apart, [`paged::CODED`].
 
 mod build;
 pub mod documents;

@@ -63,8 +63,13 @@ pub const ROUTED: u32 = 1;
 /// that predate it refuse the file, whose links they would not decode; files without it read
 /// as before.
 pub const NAMED: u32 = 2;
+/// Header flag: the lists of the dense index hold a binary code of each vector, its row lying
+/// in a section of its own ([`super::ivf`]), so that a query reads the codes of the partitions
+/// it probes and the rows of its best candidates only. Readers that predate it refuse the file,
+/// whose lists they would not decode; files without it read as before.
+pub const CODED: u32 = 4;
 /// The header flags this reader understands.
-pub const FLAGS: u32 = ROUTED | NAMED;
+pub const FLAGS: u32 = ROUTED | NAMED | CODED;
 /// The largest slot a reader accepts.
 pub const MAX_SLOT: u32 = 16 << 20;
 /// The longest directory a reader accepts.

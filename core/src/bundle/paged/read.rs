@@ -188,12 +188,7 @@ impl<S: RangeSource, B> PagedFile<S, B> {
     /// naming the first slot the file ends before, [`Error::CorruptedPage`] naming a slot
     /// that does not match the root, [`Error::Read`] from the source.
     pub async fn slots(&self, section: u32, slots: &[u32]) -> Result<Vec<Arc<[u8]>>> {
-        let found = usize::try_from(section)
-            .ok()
-            .and_then(|s| self.sections.get(s).zip(self.starts.get(s)));
-        let Some((listed, &start)) = found else {
-            return Err(Error::Decode(format!("the bundle has no section {section}")));
-        };
+        let (listed, start) = self.listed(section)?;
         if let Some(slot) = slots.iter().find(|&&slot| slot >= listed.slots) {
             return Err(Error::Decode(format!(
                 "section {:?} has {} slots, not slot {slot}",
@@ -224,9 +219,7 @@ impl<S: RangeSource, B> PagedFile<S, B> {
             .map(|run| start + u64::from(run.start) * size..start + u64::from(run.end) * size)
             .collect();
         let (read, cost) = read_counted(&self.source, &ranges, &self.io).await?;
-        if let Some(io) = lock(&self.section_io).get_mut(section as usize) {
-            *io += cost;
-        }
+        self.count(section, cost);
         let capacity = listed.capacity();
         for ((run, range), bytes) in runs.into_iter().zip(ranges).zip(read) {
             if bytes.len() as u64 != range.end - range.start {
@@ -254,6 +247,73 @@ impl<S: RangeSource, B> PagedFile<S, B> {
             .map(|slot| have.get(slot).cloned())
             .collect::<Option<Vec<_>>>()
             .ok_or_else(|| Error::Read(format!("a slot of {:?} went missing", listed.name)))
+    }
+
+    /// Section `section` as the directory lists it, and where it starts.
+    fn listed(&self, section: u32) -> Result<(&SectionRef, u64)> {
+        usize::try_from(section)
+            .ok()
+            .and_then(|s| self.sections.get(s).zip(self.starts.get(s).copied()))
+            .ok_or_else(|| Error::Decode(format!("the bundle has no section {section}")))
+    }
+
+    /// What reading section `section` cost, counted.
+    fn count(&self, section: u32, cost: Io) {
+        if let Some(io) = lock(&self.section_io).get_mut(section as usize) {
+            *io += cost;
+        }
+    }
+
+    /// The bytes of `pieces` of section `section`, each `(slot, offset, len)`: `len` bytes at
+    /// `offset` in the slot's payload, read together in one read of the source (or cut from
+    /// the slot when the cache holds it). **They are not checked against the section's
+    /// root**: the caller checks them against what it read of a checked slot (the dense index
+    /// keeps the hash of each row in its lists), so that a piece costs its own bytes, not its
+    /// slot's.
+    ///
+    /// # Errors
+    /// [`Error::Decode`] for a piece past its slot's payload or the section's slots,
+    /// [`Error::TruncatedPage`] for one the source reads short; the source's errors.
+    pub async fn pieces(&self, section: u32, pieces: &[(u32, u32, u32)]) -> Result<Vec<Vec<u8>>> {
+        let (listed, start) = self.listed(section)?;
+        let capacity = listed.capacity() as u64;
+        let mut got = vec![Vec::new(); pieces.len()];
+        // The pieces to read, by where they lie.
+        let mut wanted = Vec::new();
+        {
+            let mut cache = lock(&self.cache);
+            for (i, &(slot, offset, len)) in pieces.iter().enumerate() {
+                let end = u64::from(offset) + u64::from(len);
+                if slot >= listed.slots || end > capacity {
+                    return Err(Error::Decode(format!(
+                        "bytes at {offset} of slot {slot} of section {:?} lie past it",
+                        listed.name
+                    )));
+                }
+                match cache.get(Key { section, index: slot }) {
+                    Some(payload) => got[i] = payload[offset as usize..end as usize].to_vec(),
+                    None => {
+                        let at =
+                            start + u64::from(slot) * u64::from(listed.slot) + u64::from(offset);
+                        wanted.push((at..at + u64::from(len), i));
+                    }
+                }
+            }
+        }
+        wanted.sort_unstable_by_key(|(range, _)| range.start);
+        let ranges: Vec<Range<u64>> = wanted.iter().map(|(range, _)| range.clone()).collect();
+        let (read, cost) = read_counted(&self.source, &ranges, &self.io).await?;
+        self.count(section, cost);
+        for ((range, i), bytes) in wanted.into_iter().zip(read) {
+            if bytes.len() as u64 != range.end - range.start {
+                return Err(Error::TruncatedPage(format!(
+                    "slot {} of section {:?}",
+                    pieces[i].0, listed.name
+                )));
+            }
+            got[i] = bytes;
+        }
+        Ok(got)
     }
 
     /// The records each slot of `slots` of section `section` holds, in order, as
