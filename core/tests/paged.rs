@@ -2,7 +2,7 @@
 //! and what reading them costs.
 
 use edgerag_core::bundle::graph::PagedGraph;
-use edgerag_core::bundle::ivf::{Ivf, IvfParams, PROBE};
+use edgerag_core::bundle::ivf::{Ivf, IvfParams, MIN_RESCORED, PROBE};
 use edgerag_core::bundle::lazy::{DEFAULT_BUDGET, Layout};
 use edgerag_core::bundle::lexicon::{BUDGET, FIRST_BLOCK, Ranked};
 use edgerag_core::bundle::paged::{
@@ -365,7 +365,7 @@ fn coded_lists_find_the_best_by_estimate_and_score_them_with_their_rows() {
     }
     assert!(found * 100 >= wanted * 95, "found {found} of the exact {wanted}");
     // A cold search reads a fraction of the lists of rows, then the rows of the candidates it
-    // rescores (here every one: there are fewer than MIN_RESCORED), each alone.
+    // rescores (the MIN_RESCORED best estimates, for 10), each alone.
     let cost = |bytes: &[u8]| {
         let file = open(bytes);
         let ivf = &file.body().1;
@@ -376,7 +376,8 @@ fn coded_lists_find_the_best_by_estimate_and_score_them_with_their_rows() {
     let ((coded, lists, read), (plain, plain_lists, _)) = (cost(&bytes), cost(&rows));
     assert_eq!(coded, plain);
     assert!(lists.bytes * 4 < plain_lists.bytes, "{lists:?} against {plain_lists:?}");
-    assert_eq!((read.requests, read.bytes), (64, 64 * 384), "{read:?}");
+    let rescored = MIN_RESCORED as u64;
+    assert_eq!((read.requests, read.bytes), (rescored, rescored * 384), "{read:?}");
     // Rows are read back whole when the index is rebuilt.
     let sorted = |file: &PagedFile<InMemory, (ChunkStore, Ivf)>| {
         let mut vectors = now(file.body().1.vectors(file)).unwrap();
