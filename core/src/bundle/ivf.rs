@@ -133,7 +133,9 @@ use serde::{Deserialize, Serialize};
 
 use super::paged::{CODED, PagedFile, PagedWriter, RangeSource};
 use super::varint;
-use crate::index::dense::{DenseIndex, Int8Rows, Quantization, dequantized, dot_i8, scaled};
+use crate::index::dense::{
+    DenseIndex, Int8Rows, Quantization, dequantized, dot, dot_i8, dot_i8_bytes, scaled,
+};
 use crate::index::kmeans::{self, Partitions, chain};
 use crate::index::{Scored, top_k};
 use crate::{Error, Result};
@@ -314,13 +316,9 @@ impl Ivf {
                 }
                 let (scale, values) = quantised(centroid);
                 let start = stream.len() as u64;
-                let first = (stored.len() / dim.max(1)) as u64;
                 if coded {
                     let centre = in_row_units(scale, &values, rows.scales);
-                    coded_list(&mut stream, &rows, addresses, members, &centre, first);
-                    for &chunk in members {
-                        stored.extend(rows.row(chunk).iter().map(|&x| x as u8));
-                    }
+                    coded_list(&mut stream, &mut stored, &rows, addresses, members, &centre);
                 } else {
                     list(&mut stream, &rows, addresses, members);
                 }
@@ -421,7 +419,7 @@ impl Ivf {
         let (mut probed, mut found) = (HashSet::new(), Vec::new());
         // A coded index's candidates: `found` scores them by estimate, `chunk` being their
         // index here.
-        let (estimator, mut candidates) = (Estimator::new(&prepared), Vec::new());
+        let (mut estimator, mut candidates) = (None, Vec::new());
         let dim = self.dim as usize;
         loop {
             // The nearest partitions not probed yet.
@@ -437,20 +435,22 @@ impl Ivf {
                 match layout {
                     Layout::Rows => {
                         for (_, (chunk, row)) in members {
-                            found.push(Scored { chunk, score: dot_i8(&as_i8(row), &prepared) });
+                            found.push(Scored { chunk, score: dot_i8_bytes(row, &prepared) });
                         }
                     }
-                    Layout::Coded { .. } => {
+                    Layout::Coded(_) => {
+                        let estimator = estimator.get_or_insert_with(|| Estimator::new(&prepared));
                         let centre = in_row_units(record.scale, &record.values, &self.scales);
                         let base = estimator.base(&centre);
                         for (j, (chunk, entry)) in members {
                             let (code, tail) = entry.split_at(dim.div_ceil(8));
                             let (factor, hash) = tail.split_at(4);
                             let factor = f32::from_le_bytes(factor.try_into().unwrap_or_default());
+                            let hash = hash.try_into().unwrap_or_default();
                             let score = base + factor * estimator.signed(code);
                             let row = list.first_row.saturating_add(j as u64);
                             found.push(Scored { chunk: candidates.len() as u32, score });
-                            candidates.push(Candidate { chunk, row, hash: hash.to_vec() });
+                            candidates.push(Candidate { chunk, row, hash });
                         }
                     }
                 }
@@ -466,22 +466,22 @@ impl Ivf {
         }
         match layout {
             Layout::Rows => Ok(top_k(found, k)),
-            Layout::Coded { section, per_slot } => {
+            Layout::Coded(rows) => {
                 let best = top_k(found, k.saturating_mul(RESCORE).max(MIN_RESCORED));
                 let best: Vec<&Candidate> =
                     best.iter().filter_map(|s| candidates.get(s.chunk as usize)).collect();
-                let rows = self.rows(file, section, per_slot, &best).await?;
-                let rescored = best.iter().zip(rows).map(|(candidate, row)| Scored {
+                let read = self.rows(file, rows, &best).await?;
+                let rescored = best.iter().zip(read).map(|(candidate, row)| Scored {
                     chunk: candidate.chunk,
-                    score: dot_i8(&row, &prepared),
+                    score: dot_i8_bytes(&row, &prepared),
                 });
                 Ok(top_k(rescored.collect::<Vec<_>>(), k))
             }
         }
     }
 
-    /// The rows of `candidates` of a coded index (in section `section`, `per_slot` a slot),
-    /// read together, each checked against the hash its list keeps.
+    /// The rows of `candidates` of a coded index (as stored, a byte a value), read together,
+    /// each checked against the hash its list keeps.
     ///
     /// # Errors
     /// [`Error::CorruptedPage`] for a row that does not match its hash; [`Error::Decode`] for
@@ -489,32 +489,26 @@ impl Ivf {
     async fn rows<S: RangeSource, B>(
         &self,
         file: &PagedFile<S, B>,
-        section: u32,
-        per_slot: u32,
+        rows: RowSection,
         candidates: &[&Candidate],
-    ) -> Result<Vec<Vec<i8>>> {
+    ) -> Result<Vec<Vec<u8>>> {
         let dim = self.dim;
         let pieces = candidates
             .iter()
-            .map(|c| {
-                let slot = u32::try_from(c.row / u64::from(per_slot)).map_err(|_| {
-                    Error::Decode(format!("row {} of the dense index lies past its rows", c.row))
-                })?;
-                Ok((slot, (c.row % u64::from(per_slot)) as u32 * dim, dim))
-            })
+            .map(|c| rows.place(c.row, dim).map(|(slot, at)| (slot, at, dim)))
             .collect::<Result<Vec<_>>>()?;
-        let read = file.pieces(section, &pieces).await?;
+        let read = file.pieces(rows.section, &pieces).await?;
         candidates
             .iter()
             .zip(read)
             .map(|(candidate, bytes)| {
-                if row_hash(&bytes) != candidate.hash.as_slice() {
+                if row_hash(&bytes) != candidate.hash {
                     return Err(Error::CorruptedPage(format!(
                         "row {} of section {ROWS:?}",
                         candidate.row
                     )));
                 }
-                Ok(as_i8(&bytes))
+                Ok(bytes)
             })
             .collect()
     }
@@ -532,7 +526,7 @@ impl Ivf {
         match (section, capacity) {
             (Some(section), Some(capacity)) if self.dim > 0 && capacity >= self.dim as usize => {
                 let per_slot = u32::try_from(capacity / self.dim as usize).unwrap_or(u32::MAX);
-                Ok(Layout::Coded { section, per_slot })
+                Ok(Layout::Coded(RowSection { section, per_slot }))
             }
             _ => Err(Error::Decode(format!(
                 "the dense index has no section {ROWS:?} of rows of {} bytes",
@@ -556,7 +550,7 @@ impl Ivf {
         let dim = self.dim as usize;
         let mut vectors = Vec::with_capacity(self.chunks as usize);
         let lists = self.lists(file, &records.iter().collect::<Vec<_>>(), layout).await?;
-        let Layout::Coded { section, per_slot } = layout else {
+        let Layout::Coded(rows) = layout else {
             for list in lists {
                 let rows = list
                     .entries
@@ -566,21 +560,27 @@ impl Ivf {
             }
             return Ok(vectors);
         };
-        let slots = file.sections().get(section as usize).map_or(0, |s| s.slots);
-        let payloads = file.slots(section, &(0..slots).collect::<Vec<_>>()).await?;
-        let per_slot = u64::from(per_slot);
-        for list in lists {
-            for (j, address) in list.addresses.into_iter().enumerate() {
-                let row = list.first_row.saturating_add(j as u64);
-                let at = ((row % per_slot) as usize) * dim;
-                let found = usize::try_from(row / per_slot)
-                    .ok()
-                    .and_then(|slot| payloads.get(slot)?.get(at..at + dim));
-                let bytes = found.ok_or_else(|| {
-                    Error::Decode(format!("row {row} of the dense index lies past its rows"))
-                })?;
-                vectors.push((address, dequantized(&as_i8(bytes), &self.scales)));
+        // Each member's address and where its row lies; the slots those are in, read whole.
+        let mut placed = Vec::with_capacity(self.chunks as usize);
+        for list in &lists {
+            for (j, &address) in list.addresses.iter().enumerate() {
+                placed.push((
+                    address,
+                    rows.place(list.first_row.saturating_add(j as u64), self.dim)?,
+                ));
             }
+        }
+        let mut slots: Vec<u32> = placed.iter().map(|(_, (slot, _))| *slot).collect();
+        slots.sort_unstable();
+        slots.dedup();
+        let payloads = file.slots(rows.section, &slots).await?;
+        for (address, (slot, at)) in placed {
+            let payload = slots.binary_search(&slot).ok().and_then(|i| payloads.get(i));
+            let at = at as usize;
+            let bytes = payload.and_then(|p| p.get(at..at + dim)).ok_or_else(|| {
+                Error::Decode(format!("a row of the dense index lies past slot {slot}"))
+            })?;
+            vectors.push((address, dequantized(&as_i8(bytes), &self.scales)));
         }
         Ok(vectors)
     }
@@ -806,9 +806,31 @@ fn quantised(centroid: &[f32]) -> (f32, Vec<i8>) {
 enum Layout {
     /// Each member's int8 row (files without [`CODED`]).
     Rows,
-    /// Each member's code, factor and row hash (files with [`CODED`]); the rows lie in section
-    /// `section`, `per_slot` whole rows a slot, in the order of the lists.
-    Coded { section: u32, per_slot: u32 },
+    /// Each member's code, factor and row hash (files with [`CODED`]); the rows lie apart.
+    Coded(RowSection),
+}
+
+/// Where the rows of a coded index lie: section `section`, `per_slot` whole rows a slot, in
+/// the order of the lists.
+#[derive(Debug, Clone, Copy)]
+struct RowSection {
+    section: u32,
+    per_slot: u32,
+}
+
+impl RowSection {
+    /// The slot holding row `row` of `dim` bytes, and where the row starts in its payload.
+    ///
+    /// # Errors
+    /// [`Error::Decode`] for a row past any slot.
+    fn place(self, row: u64, dim: u32) -> Result<(u32, u32)> {
+        let per_slot = u64::from(self.per_slot);
+        let slot = u32::try_from(row / per_slot).map_err(|_| {
+            Error::Decode(format!("row {row} of the dense index lies past its rows"))
+        })?;
+        // Below per_slot rows of dim bytes: within a slot's payload, a u32.
+        Ok((slot, (row % per_slot) as u32 * dim))
+    }
 }
 
 impl Layout {
@@ -816,7 +838,7 @@ impl Layout {
     fn entry(self, dim: usize) -> usize {
         match self {
             Self::Rows => dim,
-            Self::Coded { .. } => dim.div_ceil(8) + ENTRY_TAIL,
+            Self::Coded(_) => dim.div_ceil(8) + ENTRY_TAIL,
         }
     }
 }
@@ -837,7 +859,7 @@ struct Candidate {
     chunk: u32,
     /// Its row in section `rows`, and the hash of the row that its entry keeps.
     row: u64,
-    hash: Vec<u8>,
+    hash: [u8; ROW_HASH],
 }
 
 /// Estimates the score `q′ · x` of the row `x` of a member of a coded list, `q′` being the
@@ -867,7 +889,7 @@ impl<'a> Estimator<'a> {
 
     /// `q′ · c` for a partition's centroid `centre` (in the rows' units).
     fn base(&self, centre: &[f32]) -> f32 {
-        self.prepared.iter().zip(centre).map(|(q, c)| q * c).sum()
+        dot(self.prepared, centre)
     }
 
     /// `Σᵢ ±q′ᵢ`, the signs being the bits of `code`.
@@ -932,25 +954,27 @@ fn addresses_of(stream: &mut Vec<u8>, addresses: &[u32], members: &[usize]) {
 }
 
 /// Appends the coded list of `members` (chunk indices, ascending, at ascending addresses) of a
-/// partition whose centroid is `centre` (in the rows' units), their rows lying from row
-/// `first_row` on, to `stream`: the first row, the addresses (varint gaps), then each member's
-/// code, factor and row hash.
+/// partition whose centroid is `centre` (in the rows' units) to `stream`, and their rows to
+/// `stored` (the rows of the lists before, in order): where its rows start there, the
+/// addresses (varint gaps), then each member's code, factor and row hash.
 fn coded_list(
     stream: &mut Vec<u8>,
+    stored: &mut Vec<u8>,
     rows: &Int8Rows<'_>,
     addresses: &[u32],
     members: &[usize],
     centre: &[f32],
-    first_row: u64,
 ) {
-    varint::push(stream, first_row);
+    varint::push(stream, (stored.len() / rows.dim.max(1)) as u64);
     addresses_of(stream, addresses, members);
     for &chunk in members {
         let row = rows.row(chunk);
         let (code, factor) = code(row, centre);
+        let start = stored.len();
+        stored.extend(row.iter().map(|&x| x as u8));
         stream.extend(code);
         stream.extend(factor.to_le_bytes());
-        stream.extend(row_hash(&row.iter().map(|&x| x as u8).collect::<Vec<_>>()));
+        stream.extend(row_hash(&stored[start..]));
     }
 }
 

@@ -78,7 +78,7 @@ mod vectors;
 use serde::{Deserialize, Serialize};
 
 pub use self::vectors::Quantization;
-pub(crate) use self::vectors::{Int8Rows, dequantized, dot, dot_i8, scaled};
+pub(crate) use self::vectors::{Int8Rows, dequantized, dot, dot_i8, dot_i8_bytes, scaled};
 use self::{graph::Graph, vectors::Vectors};
 use super::{Scored, top_k};
 use crate::{Error, Result};

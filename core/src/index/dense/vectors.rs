@@ -60,6 +60,11 @@ pub(crate) fn dot_i8(a: &[i8], b: &[f32]) -> f32 {
     dot_with(a, b, f32::from)
 }
 
+/// `Σ a_i · b_i` with `a` int8 values as stored, a byte each (two's complement).
+pub(crate) fn dot_i8_bytes(a: &[u8], b: &[f32]) -> f32 {
+    dot_with(a, b, |x| f32::from(x as i8))
+}
+
 #[inline(always)]
 fn dot_with<T: Copy>(a: &[T], b: &[f32], widen: impl Fn(T) -> f32) -> f32 {
     let n = a.len().min(b.len());
