@@ -573,6 +573,34 @@ fn the_probe_a_search_asks_for_bounds_what_dense_mode_reads() {
     assert!(other > 0 && less > 0, "the default probes a fixed count: {other}, {less}");
 }
 
+#[test]
+fn a_hybrid_query_reads_the_steps_of_its_three_retrievers_together() {
+    let bytes = embedded_demo().to_paged_bytes(&Layout::default()).unwrap();
+    // What a query in `mode` reads, cold.
+    let cold = |query, mode| {
+        let lazy = now(LazySearcher::open(InMemory(bytes.clone()), DEFAULT_BUDGET)).unwrap();
+        let lazy = lazy.with_embedder(minilm_boxed()).unwrap();
+        let opened = lazy.io();
+        let options = SearchOptions { mode, ..SearchOptions::default() };
+        assert!(!now(lazy.search(query, &options)).unwrap().is_empty(), "{query:?}, {mode}");
+        lazy.io() - opened
+    };
+    for query in ["Who gave their name to Normandy?", "How do you find the MIME type of a file?"] {
+        let modes = [Mode::Bm25, Mode::Dense, Mode::Graph, Mode::Hybrid];
+        let [bm25, dense, graph, hybrid] = modes.map(|mode| cold(query, mode));
+        let alone = [bm25, dense, graph].map(|io| io.round_trips);
+        // Each alone ends reading its results' chunks, as hybrid does once.
+        let one_after_another = alone.iter().sum::<u64>() - 2;
+        let longest = alone.iter().copied().max().unwrap();
+        eprintln!("{query:?}: {alone:?} alone, hybrid {hybrid:?}");
+        assert!(
+            hybrid.round_trips < one_after_another && hybrid.round_trips >= longest,
+            "{query:?}: {} round trips, {alone:?} alone",
+            hybrid.round_trips
+        );
+    }
+}
+
 /// Checks that the demo bundle laid out as `layout` (which sets header flags `flags`) answers
 /// every query, mode and filter as in memory.
 fn answers_as_in_memory(layout: &Layout, flags: u32) {

@@ -73,24 +73,34 @@ pub(crate) async fn rank(
     let depth = options.depth.max(options.k);
     let use_bm25 = matches!(options.mode, Mode::Bm25 | Mode::Hybrid);
     let use_graph = matches!(options.mode, Mode::Graph | Mode::Hybrid);
-    let bm25 = match use_bm25 {
-        true => data.bm25(&terms, depth, allow).await?,
-        false => Vec::new(),
+    let bm25 = async {
+        match use_bm25 {
+            true => data.bm25(&terms, depth, allow).await,
+            false => Ok(Vec::new()),
+        }
     };
-    let dense = match (use_dense, model) {
-        (true, Some(model)) => data.dense(&model.embed(query)?, depth, allow).await?,
-        (true, None) => return Err(no_model()),
-        (false, _) => Vec::new(),
+    let dense = async {
+        match (use_dense, model) {
+            (true, Some(model)) => data.dense(&model.embed(query)?, depth, allow).await,
+            (true, None) => Err(no_model()),
+            (false, _) => Ok(Vec::new()),
+        }
     };
     let reader = data.graph();
     let start = match &options.graph_keywords {
         Some(keywords) => Start::Keywords(keywords),
         None => Start::Query(query, analyzer),
     };
-    let graph = match use_graph {
-        true => search::search(&reader, start, depth, &options.graph, allow).await?,
-        false => Vec::new(),
+    let graph = async {
+        match use_graph {
+            true => search::search(&reader, start, depth, &options.graph, allow).await,
+            false => Ok(Vec::new()),
+        }
     };
+    // The three run together, so that a bundle read by range reads their steps together: a
+    // round trip for a step of each, not one for each step of each.
+    let (bm25, dense, graph) = futures_util::future::join3(bm25, dense, graph).await;
+    let (bm25, dense, graph) = (bm25?, dense?, graph?);
     let graph_scored: Vec<Scored> =
         graph.iter().map(|h| Scored { chunk: h.chunk, score: h.score }).collect();
     let mut bridge = Vec::new();

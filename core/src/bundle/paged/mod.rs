@@ -34,8 +34,10 @@
 //! ([`routes`]), and the header sets [`ROUTED`].
 //!
 //! Reading goes through a [`RangeSource`] (a local file, an HTTP server answering `Range`,
-//! memory) and a [`PageCache`] bounded by a byte budget: see [`PagedFile`].
+//! memory) and a [`PageCache`] bounded by a byte budget: see [`PagedFile`]. The reads of
+//! futures that run together (a hybrid query's retrievers) are sent as one (`batch`).
 
+mod batch;
 mod cache;
 pub mod merkle;
 mod read;

@@ -3,11 +3,12 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ops::Range;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use super::batch::{Batcher, lock, read_checked};
 use super::cache::Key;
 use super::{Directory, FLAGS, MAX_DIRECTORY, PageCache, RangeSource, SectionRef, merkle};
 use crate::bundle::{HEADER_LEN, parse_header};
@@ -31,8 +32,8 @@ pub struct Io {
     pub requests: u64,
     /// Bytes read.
     pub bytes: u64,
-    /// Reads of the source, each of a step's ranges together: the round trips of a host
-    /// that fetches them at once (the CLI's HTTP source sends one multipart range request
+    /// Reads of the source, each of the ranges of the steps that ran together: the round
+    /// trips of a host that fetches them at once (the CLI's HTTP source sends one multipart range request
     /// for them, where the server answers one).
     pub round_trips: u64,
 }
@@ -84,6 +85,8 @@ pub struct PagedFile<S, B> {
     io: Mutex<Io>,
     /// What reading each section's slots has cost, in the order of `sections`.
     section_io: Mutex<Vec<Io>>,
+    /// Gathers the reads of queries' steps that run together into one read of the source.
+    batcher: Batcher,
 }
 
 impl<S: RangeSource, B: DeserializeOwned> PagedFile<S, B> {
@@ -131,7 +134,18 @@ impl<S: RangeSource, B: DeserializeOwned> PagedFile<S, B> {
         }
         let cache = Mutex::new(PageCache::new(budget));
         let section_io = Mutex::new(vec![Io::default(); sections.len()]);
-        Ok(Self { source, flags: header.flags, body, sections, starts, cache, io, section_io })
+        let batcher = Batcher::default();
+        Ok(Self {
+            source,
+            flags: header.flags,
+            body,
+            sections,
+            starts,
+            cache,
+            io,
+            section_io,
+            batcher,
+        })
     }
 }
 
@@ -218,7 +232,7 @@ impl<S: RangeSource, B> PagedFile<S, B> {
             .iter()
             .map(|run| start + u64::from(run.start) * size..start + u64::from(run.end) * size)
             .collect();
-        let (read, cost) = read_counted(&self.source, &ranges, &self.io).await?;
+        let (read, cost) = self.read(&ranges).await?;
         self.count(section, cost);
         let capacity = listed.capacity();
         for ((run, range), bytes) in runs.into_iter().zip(ranges).zip(read) {
@@ -255,6 +269,18 @@ impl<S: RangeSource, B> PagedFile<S, B> {
             .ok()
             .and_then(|s| self.sections.get(s).zip(self.starts.get(s).copied()))
             .ok_or_else(|| Error::Decode(format!("the bundle has no section {section}")))
+    }
+
+    /// The bytes of `ranges`, read together with the ranges of the reads that run beside this
+    /// one ([`Batcher`]), and what this read's share cost: its ranges and bytes, in one round
+    /// trip.
+    async fn read(&self, ranges: &[Range<u64>]) -> Result<(Vec<Vec<u8>>, Io)> {
+        if ranges.is_empty() {
+            return Ok((Vec::new(), Io::default()));
+        }
+        let read = self.batcher.read(&self.source, ranges, &self.io).await?;
+        let bytes = read.iter().map(|bytes| bytes.len() as u64).sum();
+        Ok((read, Io { requests: ranges.len() as u64, bytes, round_trips: 1 }))
     }
 
     /// What reading section `section` cost, counted.
@@ -302,7 +328,7 @@ impl<S: RangeSource, B> PagedFile<S, B> {
         }
         wanted.sort_unstable_by_key(|(range, _)| range.start);
         let ranges: Vec<Range<u64>> = wanted.iter().map(|(range, _)| range.clone()).collect();
-        let (read, cost) = read_counted(&self.source, &ranges, &self.io).await?;
+        let (read, cost) = self.read(&ranges).await?;
         self.count(section, cost);
         for ((range, i), bytes) in wanted.into_iter().zip(read) {
             if bytes.len() as u64 != range.end - range.start {
@@ -421,38 +447,5 @@ fn runs(slots: &BTreeSet<u32>) -> Vec<Range<u32>> {
 
 /// The bytes of `range`, counted in `io`.
 async fn read_one(source: &impl RangeSource, range: Range<u64>, io: &Mutex<Io>) -> Result<Vec<u8>> {
-    Ok(read_counted(source, &[range], io).await?.0.pop().unwrap_or_default())
-}
-
-/// The bytes of `ranges`, and what reading them cost, counted in `io` too; a source that
-/// answers with another number of ranges, or more bytes than asked for, is refused.
-async fn read_counted(
-    source: &impl RangeSource,
-    ranges: &[Range<u64>],
-    io: &Mutex<Io>,
-) -> Result<(Vec<Vec<u8>>, Io)> {
-    if ranges.is_empty() {
-        return Ok((Vec::new(), Io::default()));
-    }
-    let read = source.read(ranges).await?;
-    if read.len() != ranges.len() {
-        return Err(Error::Read(format!("{} ranges read for {} asked", read.len(), ranges.len())));
-    }
-    let too_long = ranges
-        .iter()
-        .zip(&read)
-        .any(|(range, bytes)| bytes.len() as u64 > range.end.saturating_sub(range.start));
-    if too_long {
-        return Err(Error::Read("more bytes read than asked for".to_owned()));
-    }
-    let bytes = read.iter().map(|bytes| bytes.len() as u64).sum();
-    let cost = Io { requests: ranges.len() as u64, bytes, round_trips: 1 };
-    *lock(io) += cost;
-    Ok((read, cost))
-}
-
-/// The value behind `mutex`, even if a thread panicked holding it (what it guards stays
-/// consistent: counters, and a cache whose updates cannot panic).
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    Ok(read_checked(source, &[range], io).await?.pop().unwrap_or_default())
 }

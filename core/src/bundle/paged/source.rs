@@ -8,9 +8,10 @@ use crate::Result;
 
 /// Reads byte ranges of one file.
 ///
-/// Every read a query needs at one step comes in one call, so a host can fetch them together:
-/// several requests at once, or ranges that touch merged into one. Futures need not be `Send`
-/// (a browser's are not).
+/// Every read a query needs at one step comes in one call, with those of the steps that run
+/// beside it (a hybrid query's three retrievers), so a host can fetch them together: several
+/// requests at once, or ranges that touch merged into one. Futures need not be `Send` (a
+/// browser's are not).
 pub trait RangeSource {
     /// The bytes of each of `ranges`, in order. A range that runs past the end of the file
     /// yields the bytes up to the end (none when it starts there or after).
@@ -41,13 +42,38 @@ impl RangeSource for InMemory {
     }
 }
 
-/// The output of `future` if it is ready when first polled, as a read is from a source that
-/// does its work then ([`InMemory`], the CLI's file and HTTP sources); `None` if it is not.
-/// Synchronous hosts and tests use it to run reads without an async runtime.
+/// The output of `future` if it finishes without waiting on anything outside itself, as a
+/// read does from a source that does its work when first polled ([`InMemory`], the CLI's file
+/// and HTTP sources): it is polled again as long as it wakes itself (a read yields once, so
+/// that the reads beside it join its batch); `None` once it waits without having woken
+/// itself. Synchronous hosts and tests use it to run reads without an async runtime.
 pub fn ready_now<F: Future>(future: F) -> Option<F::Output> {
-    use std::task::{Context, Poll, Waker};
-    match std::pin::pin!(future).poll(&mut Context::from_waker(Waker::noop())) {
-        Poll::Ready(output) => Some(output),
-        Poll::Pending => None,
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::task::{Context, Poll, Wake, Waker};
+
+    /// Whether the future woke itself since last polled.
+    struct Woken(AtomicBool);
+
+    impl Wake for Woken {
+        fn wake(self: Arc<Self>) {
+            self.wake_by_ref();
+        }
+
+        fn wake_by_ref(self: &Arc<Self>) {
+            self.0.store(true, Ordering::Relaxed);
+        }
+    }
+
+    let woken = Arc::new(Woken(AtomicBool::new(false)));
+    let waker = Waker::from(Arc::clone(&woken));
+    let mut context = Context::from_waker(&waker);
+    let mut future = std::pin::pin!(future);
+    loop {
+        match future.as_mut().poll(&mut context) {
+            Poll::Ready(output) => return Some(output),
+            Poll::Pending if woken.0.swap(false, Ordering::Relaxed) => {}
+            Poll::Pending => return None,
+        }
     }
 }
