@@ -36,10 +36,10 @@
 //!
 //! The search is the one the graph in memory runs ([`crate::graph`]), over these sections: it
 //! asks for everything a step needs at once, and each step reads in one round of ranges, or
-//! two where it must first learn where lists lie. Matching a query takes three rounds (the
-//! keys it names exactly, the words' slots, their entries), the lists of exact matches two,
-//! and each hop up to three (the frontier's links, then the nodes and lists of the keywords
-//! it follows that the words did not bring). Chunks are numbered by address, which orders them
+//! two where it must first learn where lists lie. Matching a query takes two rounds (the
+//! keys it names exactly with the words' slots, read together, then the words' entries),
+//! the lists of exact matches two, and each hop up to three (the frontier's links, then the
+//! nodes and lists of the keywords it follows that the words did not bring). Chunks are numbered by address, which orders them
 //! as their indices do, so results are those of the graph in memory, addresses for indices.
 //! Every list of keywords or chunks is refused unless it names each once, as writers store
 //! it, so a hostile file cannot make a search repeat its work.

@@ -318,8 +318,6 @@ async fn match_keywords<D: GraphData>(
     analyzer: &Analyzer,
 ) -> Result<Matches> {
     let query = query_keys(query, analyzer);
-    let exact: HashMap<u32, f32> =
-        data.find(&query.exact).await?.into_iter().map(|k| (k, 1.0)).collect();
     let prefixes: Vec<String> =
         query.words.iter().map(|w| w.chars().take(PREFIX).collect()).collect();
     let probes: Vec<WordProbe<'_>> = query
@@ -331,7 +329,11 @@ async fn match_keywords<D: GraphData>(
             false => WordProbe { text: word, prefix: false },
         })
         .collect();
-    let entries = data.words(&probes, MAX_LOOSE).await?;
+    // Read together: the keys the query names and the words it holds.
+    let (exact, entries) =
+        futures_util::future::join(data.find(&query.exact), data.words(&probes, MAX_LOOSE)).await;
+    let exact: HashMap<u32, f32> = exact?.into_iter().map(|k| (k, 1.0)).collect();
+    let entries = entries?;
     let mut loose: Vec<(u32, u32, f32)> = Vec::new();
     for ((word, query_word), entries) in query.words.iter().zip(0..).zip(&entries) {
         for (keyword, worth) in loose_matches(word, entries) {
