@@ -39,8 +39,9 @@
 //! two where it must first learn where lists lie. Matching a query takes two rounds (the
 //! keys it names exactly with the words' slots, read together, then the words' entries),
 //! the lists of exact matches two, and each hop up to three (the frontier's links, then the
-//! nodes and lists of the keywords it follows that the words did not bring). Chunks are numbered by address, which orders them
-//! as their indices do, so results are those of the graph in memory, addresses for indices.
+//! nodes and lists of the keywords it follows that the words did not bring). Chunks are
+//! numbered by address, which orders them as their indices do, so results are those of the
+//! graph in memory, addresses for indices.
 //! Every list of keywords or chunks is refused unless it names each once, as writers store
 //! it, so a hostile file cannot make a search repeat its work.
 

@@ -33,8 +33,8 @@ pub struct Io {
     /// Bytes read.
     pub bytes: u64,
     /// Reads of the source, each of the ranges of the steps that ran together: the round
-    /// trips of a host that fetches them at once (the CLI's HTTP source sends one multipart range request
-    /// for them, where the server answers one).
+    /// trips of a host that fetches them at once (the CLI's HTTP source sends one multipart
+    /// range request for them, where the server answers one).
     pub round_trips: u64,
 }
 
