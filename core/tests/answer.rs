@@ -13,7 +13,7 @@ use edgerag_core::llm::{
 use edgerag_core::query::{Corpus, LazySearcher};
 use edgerag_core::{BuildOptions, BundleBuilder, Searcher, load};
 
-use crate::common::fixture;
+use crate::common::{fixture, now};
 use crate::embed::minilm_boxed;
 
 /// A provider replying with the given chat contents in turn, recording each request body.
@@ -52,12 +52,6 @@ fn scripted(replies: &[&str]) -> Scripted {
     }
 }
 
-/// Runs a future that waits on nothing outside itself (the scripted provider answers at once;
-/// reads of a bundle in memory only yield to each other).
-pub(crate) fn run<F: std::future::Future>(future: F) -> F::Output {
-    edgerag_core::bundle::paged::ready_now(future).expect("a scripted exchange never waits")
-}
-
 pub(crate) fn searcher() -> Searcher {
     let options = BuildOptions { corpus: "normans".into(), created: 1, ..Default::default() };
     let mut builder = BundleBuilder::new(options).unwrap();
@@ -86,7 +80,7 @@ fn support_tells_a_faithful_sentence_from_an_invented_one() {
         format!("The Normans were led by Napoleon Bonaparte to conquer Egypt [{marker}].");
     let provider = scripted(&[&invented, &faithful]);
     let client = LlmClient::new(LlmConfig::default(), &provider).unwrap();
-    let answer = run(answerer.ask(&client, QUESTION, None)).unwrap();
+    let answer = now(answerer.ask(&client, QUESTION, None)).unwrap();
 
     // The invented reply drew a stricter retry at temperature 0; the faithful one stands.
     let requests = provider.requests.borrow();
@@ -102,7 +96,7 @@ fn support_tells_a_faithful_sentence_from_an_invented_one() {
     // The same invented sentence, when no retry is left to make, keeps its low score.
     let provider = scripted(&[&invented, &invented]);
     let client = LlmClient::new(LlmConfig::default(), &provider).unwrap();
-    let answer = run(answerer.ask(&client, QUESTION, None)).unwrap();
+    let answer = now(answerer.ask(&client, QUESTION, None)).unwrap();
     let low = answer.sentences[0].support;
     assert!(low < 0.5 && low + 0.2 < support, "invented {low} vs faithful {support}");
     assert!(answer.warnings.iter().any(|w| w.kind == WarningKind::LowSupport));
@@ -120,7 +114,7 @@ fn uncited_sentences_cite_their_best_source_only_when_it_supports_them() {
         let answerer = Answerer::new(&searcher, options);
         let provider = scripted(&[&reply, &reply]);
         let client = LlmClient::new(LlmConfig::default(), &provider).unwrap();
-        run(answerer.ask(&client, QUESTION, None)).unwrap()
+        now(answerer.ask(&client, QUESTION, None)).unwrap()
     };
 
     let plain = ask(false);
@@ -246,7 +240,7 @@ fn a_stream_that_breaks_off_is_discarded_and_the_answer_says_so() {
     let client = LlmClient::new(config, &provider).unwrap();
     let mut streamed = String::new();
     let mut on_token = |piece: &str| streamed.push_str(piece);
-    let answer = run(answerer.ask(&client, QUESTION, Some(&mut on_token))).unwrap();
+    let answer = now(answerer.ask(&client, QUESTION, Some(&mut on_token))).unwrap();
     assert_eq!(streamed, "The Normans came from");
     assert_eq!(answer.mode, AnswerMode::Extractive);
     assert!(answer.answer.contains("Denmark, Iceland and Norway"), "{}", answer.answer);
@@ -263,7 +257,7 @@ fn a_stream_that_breaks_off_is_discarded_and_the_answer_says_so() {
     let provider = flaky(vec![Turn::Breaks(&["The Normans"])]);
     let config = LlmConfig { models: vec!["m".into()], retries: 0, ..LlmConfig::default() };
     let client = LlmClient::new(config, &provider).unwrap();
-    let answer = run(answerer.ask(&client, QUESTION, None)).unwrap();
+    let answer = now(answerer.ask(&client, QUESTION, None)).unwrap();
     assert_eq!(kinds(&answer), [WarningKind::LlmFailed]);
     assert!(!answer.stream_discarded());
 }
@@ -277,7 +271,7 @@ fn past_the_deadline_the_answer_is_extractive_whatever_the_llm_is_doing() {
 
     // A server that never answers: one request, then the deadline.
     let provider = flaky(vec![Turn::Silent]);
-    let answer = run(answerer.ask(&client(&provider), QUESTION, None)).unwrap();
+    let answer = now(answerer.ask(&client(&provider), QUESTION, None)).unwrap();
     assert_eq!(answer.mode, AnswerMode::Extractive);
     assert_eq!(kinds(&answer), [WarningKind::LlmDeadline]);
     assert_eq!(
@@ -291,7 +285,7 @@ fn past_the_deadline_the_answer_is_extractive_whatever_the_llm_is_doing() {
     let provider = flaky(vec![Turn::Stalls(&["The Normans"])]);
     let mut streamed = String::new();
     let mut on_token = |piece: &str| streamed.push_str(piece);
-    let answer = run(answerer.ask(&client(&provider), QUESTION, Some(&mut on_token))).unwrap();
+    let answer = now(answerer.ask(&client(&provider), QUESTION, Some(&mut on_token))).unwrap();
     assert_eq!(streamed, "The Normans");
     assert_eq!(answer.mode, AnswerMode::Extractive);
     assert_eq!(kinds(&answer), [WarningKind::LlmDeadline, WarningKind::StreamDiscarded]);
@@ -300,7 +294,7 @@ fn past_the_deadline_the_answer_is_extractive_whatever_the_llm_is_doing() {
     let keywords = AskOptions { llm_keywords: true, ..options };
     let provider = flaky(vec![Turn::Silent]);
     let answerer = Answerer::new(&searcher, keywords);
-    let answer = run(answerer.ask(&client(&provider), QUESTION, None)).unwrap();
+    let answer = now(answerer.ask(&client(&provider), QUESTION, None)).unwrap();
     assert_eq!(answer.mode, AnswerMode::Extractive);
     assert_eq!(kinds(&answer), [WarningKind::LlmDeadline]);
     assert!(answer.warnings[0].message.contains("choosing keywords"), "{:?}", answer.warnings);
@@ -313,7 +307,7 @@ fn a_retry_cut_by_the_deadline_leaves_the_first_reply() {
     let invented = "The Normans were led by Napoleon Bonaparte to conquer Egypt [S1].";
     let provider = flaky(vec![Turn::Chat(invented), Turn::Silent]);
     let client = LlmClient::new(LlmConfig::default(), &provider).unwrap();
-    let answer = run(answerer.ask(&client, QUESTION, None)).unwrap();
+    let answer = now(answerer.ask(&client, QUESTION, None)).unwrap();
     assert_eq!(*provider.requests.borrow(), 2, "the stricter retry was asked");
     assert_eq!(answer.mode, AnswerMode::Llm);
     assert_eq!(answer.answer, invented);
@@ -327,12 +321,12 @@ fn a_retry_cut_by_the_deadline_leaves_the_first_reply() {
 fn a_bundle_read_by_range_answers_as_the_bundle_in_memory() {
     let memory = searcher();
     let bytes = memory.bundle().to_paged_bytes(&Layout::default()).unwrap();
-    let lazy = run(LazySearcher::open(InMemory(bytes), DEFAULT_BUDGET)).unwrap();
+    let lazy = now(LazySearcher::open(InMemory(bytes), DEFAULT_BUDGET)).unwrap();
     let lazy = lazy.with_embedder(minilm_boxed()).unwrap();
     // The keywords offered to an LLM, with and without a model.
     for question in [QUESTION, "Rollo and Charles the Simple", "zyzzyva"] {
         let expected = memory.keyword_candidates(question, 12).unwrap();
-        assert_eq!(run(lazy.keyword_candidates(question, 12)).unwrap(), expected, "{question:?}");
+        assert_eq!(now(lazy.keyword_candidates(question, 12)).unwrap(), expected, "{question:?}");
     }
     let offered = memory.keyword_candidates(QUESTION, 12).unwrap();
     assert!(offered.iter().any(|c| c.lexical) && offered.iter().any(|c| !c.lexical));
@@ -353,7 +347,7 @@ fn a_bundle_read_by_range_answers_as_the_bundle_in_memory() {
 fn extracted<C: Corpus>(corpus: &C) -> serde_json::Value {
     let none: Option<&LlmClient<&Scripted>> = None;
     let answerer = Answerer::new(corpus, AskOptions::default());
-    serde_json::to_value(run(answerer.answer(none, QUESTION, None)).unwrap()).unwrap()
+    serde_json::to_value(now(answerer.answer(none, QUESTION, None)).unwrap()).unwrap()
 }
 
 /// The answer `corpus` gives to [`QUESTION`] when the LLM chooses keywords with reply
@@ -362,6 +356,6 @@ fn written<C: Corpus>(corpus: &C, chosen: &str) -> (serde_json::Value, Vec<serde
     let options = AskOptions { llm_keywords: true, ..AskOptions::default() };
     let provider = scripted(&[chosen, "The Normans descended from Norse raiders [S1]."]);
     let client = LlmClient::new(LlmConfig::default(), &provider).unwrap();
-    let answer = run(Answerer::new(corpus, options).answer(Some(&client), QUESTION, None));
+    let answer = now(Answerer::new(corpus, options).answer(Some(&client), QUESTION, None));
     (serde_json::to_value(answer.unwrap()).unwrap(), provider.requests.into_inner())
 }

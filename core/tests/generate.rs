@@ -14,7 +14,8 @@ use edgerag_core::generate::{Finish, GenerateOptions, LocalModel, Weights};
 use edgerag_core::llm::Message;
 use edgerag_core::request::AskRequest;
 
-use crate::answer::{run, searcher};
+use crate::answer::searcher;
+use crate::common::now;
 
 /// The model file: `$EDGERAG_CHAT_MODEL`, or the one `edgerag models fetch --chat` caches.
 fn model_path() -> PathBuf {
@@ -282,7 +283,7 @@ fn a_local_model_writes_a_cited_answer_through_the_same_answerer() {
     let question = "Who was the first ruler of Normandy?";
     let request = AskRequest::default();
     let answer =
-        run(request.answer_with(&searcher, question, &model, Some(&mut on_token))).unwrap();
+        now(request.answer_with(&searcher, question, &model, Some(&mut on_token))).unwrap();
     eprintln!("local answer ({:?}): {}", answer.mode, answer.answer);
     assert_eq!(answer.mode, AnswerMode::Llm, "{answer:?}");
     assert_eq!(answer.model.as_deref(), Some(model.name()));
@@ -305,6 +306,6 @@ fn a_local_model_writes_a_cited_answer_through_the_same_answerer() {
     }
     // A remote LLM and a local model cannot both write it.
     let both: AskRequest = serde_json::from_str(r#"{"llm": {"models": ["m"]}}"#).unwrap();
-    let error = run(both.answer_with(&searcher, question, &model, None)).unwrap_err();
+    let error = now(both.answer_with(&searcher, question, &model, None)).unwrap_err();
     assert!(error.to_string().contains("cannot both"), "{error}");
 }

@@ -28,9 +28,10 @@ pub(crate) fn bundle() -> Bundle {
     builder.finish(&mut |_| {}).expect("build")
 }
 
-/// The output of a future that is ready at once, as reading a file held in memory is.
+/// The output of a future that waits on nothing outside itself, as reading a file held in
+/// memory or asking a scripted provider does.
 pub(crate) fn now<F: std::future::Future>(future: F) -> F::Output {
-    edgerag_core::bundle::paged::ready_now(future).expect("a read from memory is ready at once")
+    edgerag_core::bundle::paged::ready_now(future).expect("a future that waits on nothing")
 }
 
 /// `name` in the shared evaluation data (`../shared/data` beside the repository, or

@@ -20,10 +20,17 @@ use crate::{Error, Result};
 #[derive(Debug, Default)]
 pub(crate) struct Batcher {
     /// The batch still taking ranges, if any.
-    open: Mutex<Option<Arc<Batch>>>,
+    open: Mutex<Option<Open>>,
 }
 
-/// The ranges of one batch and, once read, their bytes.
+/// The batch still taking ranges, and its ranges so far.
+#[derive(Debug)]
+struct Open {
+    batch: Arc<Batch>,
+    ranges: Vec<Range<u64>>,
+}
+
+/// What the reads of one batch wait for: its bytes.
 #[derive(Debug)]
 struct Batch {
     state: Mutex<State>,
@@ -31,10 +38,8 @@ struct Batch {
 
 #[derive(Debug)]
 enum State {
-    /// Taking ranges.
-    Open(Vec<Range<u64>>),
-    /// Sealed and being read; the wakers of the reads waiting for it.
-    Reading(Vec<Waker>),
+    /// Not read yet; the wakers of the reads waiting for it.
+    Waiting(Vec<Waker>),
     /// Read: each range's bytes until its read takes them, or the error.
     Read(Result<Vec<Vec<u8>>>),
     /// The read reading it was dropped first.
@@ -68,37 +73,31 @@ impl Batcher {
     /// Adds `ranges` to the open batch, or to a new one: the batch, and where they start in it.
     fn add(&self, ranges: &[Range<u64>]) -> (Arc<Batch>, usize) {
         let mut open = lock(&self.open);
-        if let Some(batch) = open.as_ref()
-            && let State::Open(all) = &mut *lock(&batch.state)
-        {
-            let at = all.len();
-            all.extend_from_slice(ranges);
-            return (Arc::clone(batch), at);
-        }
-        let batch = Arc::new(Batch { state: Mutex::new(State::Open(ranges.to_vec())) });
-        *open = Some(Arc::clone(&batch));
-        (batch, 0)
+        let open = open.get_or_insert_with(|| Open {
+            batch: Arc::new(Batch { state: Mutex::new(State::Waiting(Vec::new())) }),
+            ranges: Vec::new(),
+        });
+        let at = open.ranges.len();
+        open.ranges.extend_from_slice(ranges);
+        (Arc::clone(&open.batch), at)
     }
 
     /// The ranges of `batch` if it is still open, sealed for the caller to read: new reads
     /// go to a new batch.
     fn seal(&self, batch: &Arc<Batch>) -> Option<Vec<Range<u64>>> {
         let mut open = lock(&self.open);
-        let mut state = lock(&batch.state);
-        let State::Open(all) = &mut *state else { return None };
-        let all = std::mem::take(all);
-        *state = State::Reading(Vec::new());
-        // The open batch is the only one in state Open.
-        *open = None;
-        Some(all)
+        match open.as_ref() {
+            Some(o) if Arc::ptr_eq(&o.batch, batch) => open.take().map(|o| o.ranges),
+            _ => None,
+        }
     }
 }
 
 impl Batch {
-    /// Moves the batch on from `Reading` to `state`, waking the reads waiting for it.
+    /// Moves the batch on to `state`, waking the reads waiting for it.
     fn finish(&self, state: State) {
         let waiting = match std::mem::replace(&mut *lock(&self.state), state) {
-            State::Reading(wakers) => wakers,
+            State::Waiting(wakers) => wakers,
             _ => Vec::new(),
         };
         waiting.into_iter().for_each(Waker::wake);
@@ -108,8 +107,7 @@ impl Batch {
     /// woken through `waker`.
     fn take(&self, parts: &Range<usize>, waker: &Waker) -> Poll<Option<Result<Vec<Vec<u8>>>>> {
         match &mut *lock(&self.state) {
-            State::Open(_) => Poll::Pending,
-            State::Reading(wakers) => {
+            State::Waiting(wakers) => {
                 if !wakers.iter().any(|w| w.will_wake(waker)) {
                     wakers.push(waker.clone());
                 }
@@ -176,9 +174,6 @@ pub(crate) async fn read_checked(
     ranges: &[Range<u64>],
     io: &Mutex<Io>,
 ) -> Result<Vec<Vec<u8>>> {
-    if ranges.is_empty() {
-        return Ok(Vec::new());
-    }
     let read = source.read(ranges).await?;
     if read.len() != ranges.len() {
         return Err(Error::Read(format!("{} ranges read for {} asked", read.len(), ranges.len())));
