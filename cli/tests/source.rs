@@ -11,14 +11,15 @@ use std::time::Duration;
 
 use edgerag_cli::byteranges;
 use edgerag_cli::source::{BundleSource, FileSource, HttpSource};
-use edgerag_core::bundle::lazy::{Body, DEFAULT_BUDGET};
-use edgerag_core::bundle::paged::{PagedFile, RangeSource};
+use edgerag_core::bundle::ivf::IvfParams;
+use edgerag_core::bundle::lazy::{Body, DEFAULT_BUDGET, Layout};
+use edgerag_core::bundle::paged::{CODED, PagedFile, RangeSource};
 use edgerag_core::query::LazySearcher;
 use edgerag_core::{Error, SearchOptions};
 
 use crate::cli::{self, edgerag, json as run_json};
 use crate::serve::{Serving, make_site};
-use crate::support::{one_error_line, path};
+use crate::support::{fixture, one_error_line, path};
 
 type Paged<S> = PagedFile<S, Body>;
 
@@ -163,6 +164,45 @@ fn a_bundle_reads_the_same_from_its_file_and_over_http() {
     assert_eq!(error.to_string(), format!("reading the bundle: GET {missing}: HTTP status 404"));
     let error = BundleSource::open("/nowhere/x.paged", Duration::from_secs(1)).unwrap_err();
     assert!(error.to_string().starts_with("reading the bundle: /nowhere/x.paged: "), "{error}");
+}
+
+#[test]
+fn a_bundle_of_coded_vector_lists_searches_the_same_over_http_as_from_its_file() {
+    // A bundle with vectors (12 chunks), laid out in partitions of 4 so that its lists hold
+    // codes and its rows lie apart, as builds lay out a corpus of more than 256 chunks.
+    let dir = tempfile::tempdir().unwrap();
+    make_site(dir.path());
+    let whole = dir.path().join("normans.bundle");
+    let [normans, html] = ["normans.md", "computational-complexity.html"].map(fixture);
+    let build = ["build", path(&normans), path(&html), "-o", path(&whole), "--format", "3"];
+    run_json(&[&build[..], &["--created", "1", "--json"]].concat());
+    let bundle = edgerag_core::Bundle::from_bytes(&std::fs::read(&whole).unwrap()).unwrap();
+    let ivf = IvfParams { partition: 4, ..IvfParams::default() };
+    let bytes = bundle.to_paged_bytes(&Layout { ivf, ..Layout::default() }).unwrap();
+    let file = dir.path().join("site/coded.paged");
+    std::fs::write(&file, &bytes).unwrap();
+    let paged: Paged<_> = now(PagedFile::open(FileSource::open(&file).unwrap(), 1 << 20)).unwrap();
+    assert_ne!(paged.flags() & CODED, 0, "the lists hold codes");
+
+    let server = Serving::start(&["--site", path(&dir.path().join("site")), "--no-model"], None);
+    let nginx = Nginx::start(&dir.path().join("site"));
+    let mut urls = vec![format!("http://127.0.0.1:{}/coded.paged", server.port)];
+    match &nginx {
+        Some(nginx) => urls.push(format!("http://127.0.0.1:{}/coded.paged", nginx.port)),
+        None => eprintln!("nginx not found (scripts/setup.sh static-server): skipped it"),
+    }
+    for mode in ["dense", "hybrid"] {
+        let query = "Who gave their name to Normandy?";
+        let search = |bundle: &str| run_json(&["search", bundle, query, "--mode", mode, "--json"]);
+        let expected = search(path(&file));
+        let sections = expected["io"]["sections"].as_object().unwrap();
+        assert!(sections.contains_key("rows"), "rescored from their rows: {expected}");
+        let results = expected["results"].as_array().unwrap();
+        assert!(results.iter().any(|hit| hit["text"].as_str().unwrap().contains("Rollo")));
+        for url in &urls {
+            assert_eq!(search(url), expected, "{mode} from {url}");
+        }
+    }
 }
 
 /// nginx serving `root` on a free port, as a common static server serves files: `Range`,
