@@ -12,12 +12,12 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result, anyhow, bail};
 use edgerag_core::embed::EmbedderOptions;
-use edgerag_core::query::Opened;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use super::http::{FilePart, encode_segment};
 use crate::models::{self, PINNED};
+use crate::open;
 
 /// A file served from the handle opened at startup.
 #[derive(Debug)]
@@ -97,7 +97,9 @@ pub(crate) struct BundleInfo {
 }
 
 impl ServedBundle {
-    /// Reads, validates and hashes the bundle at `path`.
+    /// Hashes the bundle at `path`, reading it in pieces, and validates it: of format 4, its
+    /// directory, as a reader by range finds it; an older one, read whole. What it holds in
+    /// memory does not grow with the file.
     pub(crate) fn open(path: &Path) -> Result<Self> {
         let file_name = path
             .file_name()
@@ -105,14 +107,10 @@ impl ServedBundle {
             .to_str()
             .ok_or_else(|| anyhow!("{}: the file name is not UTF-8", path.display()))?
             .to_owned();
-        let (file, len) = open_file(path)?;
-        let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
-        FilePart::new(Arc::clone(&file), 0, len)
-            .read_to_end(&mut bytes)
-            .with_context(|| format!("{}", path.display()))?;
-        let sha256 = models::sha256_hex(&bytes);
-        // Of any format: one of format 4 is checked as a reader by range finds it.
-        let bundle = Opened::from_bytes(bytes).with_context(|| format!("{}", path.display()))?;
+        let asset = Asset::open(path)?;
+        let location =
+            path.to_str().ok_or_else(|| anyhow!("{}: the path is not UTF-8", path.display()))?;
+        let bundle = open::open_any(location)?;
         let manifest = bundle.manifest();
         let name = Path::new(&file_name)
             .file_stem()
@@ -120,13 +118,13 @@ impl ServedBundle {
         let info = BundleInfo {
             name,
             url: format!("bundles/{}", encode_segment(&file_name)),
-            bytes: len,
-            sha256: sha256.clone(),
+            bytes: asset.len,
+            sha256: asset.sha256.clone(),
             corpus: manifest.corpus.clone(),
             chunks: manifest.counts.chunks,
             embedding: manifest.embedding.as_ref().map(|e| e.model.clone()),
         };
-        Ok(Self { file_name, path: path.to_path_buf(), asset: Asset { file, len, sha256 }, info })
+        Ok(Self { file_name, path: path.to_path_buf(), asset, info })
     }
 }
 
