@@ -135,13 +135,10 @@ fn a_bundle_reads_the_same_from_its_file_and_over_http() {
     assert_eq!(search(&url), expected);
     let round_trips = expected["io"]["round_trips"].as_u64().unwrap();
     assert!(round_trips < expected["io"]["requests"].as_u64().unwrap(), "{expected}");
-    match Nginx::start(&dir.path().join("site")) {
-        Some(nginx) => {
-            assert_eq!(search(&format!("http://127.0.0.1:{}/demo.paged", nginx.port)), expected);
-            // A request a round trip: each read's ranges came in one multipart answer.
-            assert_eq!(nginx.requests() as u64, round_trips);
-        }
-        None => eprintln!("nginx not found (scripts/setup.sh static-server): skipped it"),
+    if let Some(nginx) = Nginx::start(&dir.path().join("site")) {
+        assert_eq!(search(&format!("http://127.0.0.1:{}/demo.paged", nginx.port)), expected);
+        // A request a round trip: each read's ranges came in one multipart answer.
+        assert_eq!(nginx.requests() as u64, round_trips);
     }
 
     // A slot changed on disk is refused, by name, over HTTP too.
@@ -186,11 +183,9 @@ fn a_bundle_of_coded_vector_lists_searches_the_same_over_http_as_from_its_file()
 
     let server = Serving::start(&["--site", path(&dir.path().join("site")), "--no-model"], None);
     let nginx = Nginx::start(&dir.path().join("site"));
-    let mut urls = vec![format!("http://127.0.0.1:{}/coded.paged", server.port)];
-    match &nginx {
-        Some(nginx) => urls.push(format!("http://127.0.0.1:{}/coded.paged", nginx.port)),
-        None => eprintln!("nginx not found (scripts/setup.sh static-server): skipped it"),
-    }
+    let ports = std::iter::once(server.port).chain(nginx.as_ref().map(|nginx| nginx.port));
+    let urls: Vec<String> =
+        ports.map(|port| format!("http://127.0.0.1:{port}/coded.paged")).collect();
     for mode in ["dense", "hybrid"] {
         let query = "Who gave their name to Normandy?";
         let search = |bundle: &str| run_json(&["search", bundle, query, "--mode", mode, "--json"]);
@@ -206,7 +201,7 @@ fn a_bundle_of_coded_vector_lists_searches_the_same_over_http_as_from_its_file()
 }
 
 /// nginx serving `root` on a free port, as a common static server serves files: `Range`,
-/// `ETag`, `If-Range`. `None` where nginx is not installed.
+/// `ETag`, `If-Range`. `None`, said on stderr, where nginx is not installed.
 struct Nginx {
     child: Child,
     port: u16,
@@ -214,10 +209,15 @@ struct Nginx {
 }
 
 impl Nginx {
+    #[allow(clippy::print_stderr)] // Says why a test skipped nginx.
     fn start(root: &Path) -> Option<Self> {
-        let nginx = ["/usr/sbin/nginx", "/usr/local/sbin/nginx"]
+        let Some(nginx) = ["/usr/sbin/nginx", "/usr/local/sbin/nginx"]
             .into_iter()
-            .find(|p| Path::new(p).is_file())?;
+            .find(|p| Path::new(p).is_file())
+        else {
+            eprintln!("nginx not found (scripts/setup.sh static-server): skipped it");
+            return None;
+        };
         let dir = tempfile::tempdir().unwrap();
         let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let at = dir.path().display();
@@ -413,13 +413,10 @@ fn several_ranges_come_in_one_request_from_edgerag_serve_and_from_nginx() {
     let part = |r: std::ops::Range<u64>| (r.clone(), Some(len), cut(&bytes, &[r]).remove(0));
     assert_eq!(got, [part(0..10), part(100..200)]);
 
-    match Nginx::start(&dir.path().join("site")) {
-        Some(nginx) => {
-            let url = format!("http://127.0.0.1:{}/demo.paged", nginx.port);
-            assert_eq!(read(&url).unwrap(), expected);
-            assert_eq!(nginx.requests(), 1, "one request for every range");
-        }
-        None => eprintln!("nginx not found (scripts/setup.sh static-server): skipped it"),
+    if let Some(nginx) = Nginx::start(&dir.path().join("site")) {
+        let url = format!("http://127.0.0.1:{}/demo.paged", nginx.port);
+        assert_eq!(read(&url).unwrap(), expected);
+        assert_eq!(nginx.requests(), 1, "one request for every range");
     }
 }
 

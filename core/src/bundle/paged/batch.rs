@@ -85,11 +85,7 @@ impl Batcher {
     /// The ranges of `batch` if it is still open, sealed for the caller to read: new reads
     /// go to a new batch.
     fn seal(&self, batch: &Arc<Batch>) -> Option<Vec<Range<u64>>> {
-        let mut open = lock(&self.open);
-        match open.as_ref() {
-            Some(o) if Arc::ptr_eq(&o.batch, batch) => open.take().map(|o| o.ranges),
-            _ => None,
-        }
+        lock(&self.open).take_if(|open| Arc::ptr_eq(&open.batch, batch)).map(|open| open.ranges)
     }
 }
 
