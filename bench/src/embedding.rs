@@ -301,7 +301,8 @@ fn throughput(batch: usize, texts: usize, seconds: f64) -> Throughput {
     }
 }
 
-/// Cosine similarity (0 for vectors of different lengths or zero vectors).
+/// Cosine similarity (0 for vectors of different lengths or zero vectors), clamped to
+/// [-1, 1]: rounding can put a vector's cosine with itself a hair past 1.
 fn cosine(a: &[f32], b: &[f32]) -> f64 {
     if a.len() != b.len() {
         return 0.0;
@@ -309,7 +310,7 @@ fn cosine(a: &[f32], b: &[f32]) -> f64 {
     let dot: f64 = a.iter().zip(b).map(|(x, y)| f64::from(*x) * f64::from(*y)).sum();
     let norm = |v: &[f32]| v.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt();
     let denominator = norm(a) * norm(b);
-    if denominator == 0.0 { 0.0 } else { dot / denominator }
+    if denominator == 0.0 { 0.0 } else { (dot / denominator).clamp(-1.0, 1.0) }
 }
 
 /// The section of the Markdown report.
