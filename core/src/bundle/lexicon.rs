@@ -49,6 +49,13 @@
 //! searches end on the budget: chunk lengths there are nearly equal, so most postings score
 //! alike and a common term's best blocks tell little; telling which chunks hold two such
 //! terms takes their lists whole (0.9 MB a query on average).
+//!
+//! The work of a round goes to the chunks that could still matter: each chunk's shares are
+//! summed as they come, and only the chunks whose sums come near the `k`-th best are scored
+//! and bounded exactly; the final ranking keeps a heap of `k`. At 100k chunks (the bench's
+//! bundle, 20 of its queries, pages cached, counted by callgrind) that took a warm BM25
+//! search from 41.3 to 14.5 million instructions, and a hybrid one without its embedding
+//! from 50.6 to 24.3 million, the results unchanged (recall@10 0.958 as before).
 
 use std::collections::BTreeMap;
 
@@ -220,7 +227,12 @@ impl Lexicon {
             .iter()
             .filter_map(|term| lists.iter().position(|list| list.term == *term))
             .collect();
-        let mut found = Found::new(lists.len(), order);
+        // Room for the chunks the reads can show: at most all of each list, and at most a
+        // posting per 3 bytes of the budget besides the inline ones.
+        let postings = lists.iter().map(|list| u64::from(list.df)).sum::<u64>();
+        let affordable = budget / 3 + (INLINE * lists.len()) as u64;
+        let room = postings.min(affordable).min(1 << 16) as usize;
+        let mut found = Found::new(lists.len(), order, room);
         let mut spent = 0u64;
         let complete = loop {
             let mut inline: Vec<(usize, Vec<u8>)> = Vec::new();
@@ -269,7 +281,7 @@ impl Lexicon {
                 break true;
             }
         };
-        let hits = top_k(found.scores().filter(|hit| allow(hit.chunk)), k);
+        let hits = found.best(k, &allow);
         Ok(Ranked { hits, read: spent, complete })
     }
 
@@ -386,6 +398,20 @@ fn next_blocks(lists: &[List]) -> Vec<usize> {
 /// address.
 type Bounds = (f32, f32, u32);
 
+/// How far apart two sums of the same shares in different orders may lie, relative to them:
+/// far more than rounding makes of a query's few terms.
+const ROUNDING: f32 = 1e-4;
+
+/// A little less than `sum`: less than any sum of the same shares in another order.
+fn below(sum: f32) -> f32 {
+    sum - sum.abs() * ROUNDING
+}
+
+/// A little more than `sum`: more than any sum of the same shares in another order.
+fn above(sum: f32) -> f32 {
+    sum + sum.abs() * ROUNDING
+}
+
 /// The chunks a search has seen, each with the share of each term (by its place in the
 /// lists) found so far.
 struct Found {
@@ -393,16 +419,35 @@ struct Found {
     /// Each occurrence of a query term, by its place in the lists.
     order: Vec<usize>,
     /// Each chunk's place in `addresses`.
-    places: FastMap<u32, usize>,
+    places: FastMap<u32, u32>,
     addresses: Vec<u32>,
     /// `terms` shares a chunk, in the order of `addresses`.
     shares: Vec<Option<f32>>,
+    /// Times each term occurs in the query.
+    times: Vec<f32>,
+    /// Each chunk's shares (times their term's occurrences) summed as they came: its score
+    /// but for rounding, kept so that [`settled`](Self::settled) and [`best`](Self::best)
+    /// pass over most chunks without scoring them.
+    sums: Vec<f32>,
+    /// The sums of the allowed chunks, a buffer [`kth_sum`](Self::kth_sum) reuses.
+    allowed: Vec<f32>,
 }
 
 impl Found {
-    fn new(terms: usize, order: Vec<usize>) -> Self {
-        let (places, addresses, shares) = (FastMap::default(), Vec::new(), Vec::new());
-        Self { terms, order, places, addresses, shares }
+    /// Room for `room` chunks of `terms` terms, in query order `order`.
+    fn new(terms: usize, order: Vec<usize>, room: usize) -> Self {
+        let mut times = vec![0.0; terms];
+        order.iter().for_each(|&term| times[term] += 1.0);
+        Self {
+            terms,
+            order,
+            times,
+            places: FastMap::with_capacity_and_hasher(room, Default::default()),
+            addresses: Vec::with_capacity(room),
+            shares: Vec::with_capacity(room.saturating_mul(terms)),
+            sums: Vec::with_capacity(room),
+            allowed: Vec::new(),
+        }
     }
 
     /// Records that term `term` adds `share` to the score of the chunk at `address`.
@@ -410,9 +455,13 @@ impl Found {
         let place = *self.places.entry(address).or_insert_with(|| {
             self.addresses.push(address);
             self.shares.resize(self.shares.len() + self.terms, None);
-            self.addresses.len() - 1
-        });
-        self.shares[place * self.terms + term] = Some(share);
+            self.sums.push(0.0);
+            // As many chunks as postings, and blocks hold at most `u32::MAX` in all.
+            (self.addresses.len() - 1) as u32
+        }) as usize;
+        // A hostile block may list a chunk twice: the later share replaces the earlier.
+        let before = self.shares[place * self.terms + term].replace(share);
+        self.sums[place] += (share - before.unwrap_or(0.0)) * self.times[term];
     }
 
     /// The shares of the chunk at `place`.
@@ -426,25 +475,48 @@ impl Found {
         self.order.iter().filter_map(|&i| shares[i]).fold(0.0, |sum, share| sum + share)
     }
 
-    /// Every chunk seen, scored by the shares found.
-    fn scores(&self) -> impl Iterator<Item = Scored> + '_ {
-        let scored = |(place, &chunk)| Scored { chunk, score: self.score(place) };
-        self.addresses.iter().enumerate().map(scored)
+    /// The `k`-th best sum of the allowed chunks; `None` when fewer are seen (or `k` is 0).
+    fn kth_sum(&mut self, k: usize, allow: &impl Fn(u32) -> bool) -> Option<f32> {
+        let allowed = self.addresses.iter().zip(&self.sums).filter(|(a, _)| allow(**a));
+        self.allowed.clear();
+        self.allowed.extend(allowed.map(|(_, &sum)| sum));
+        if k == 0 || self.allowed.len() < k {
+            return None;
+        }
+        Some(*self.allowed.select_nth_unstable_by(k - 1, |a, b| b.total_cmp(a)).1)
+    }
+
+    /// The `k` best allowed chunks seen, scored by the shares found: only those whose sums
+    /// come near the `k`-th best need their score.
+    fn best(&mut self, k: usize, allow: &impl Fn(u32) -> bool) -> Vec<Scored> {
+        let floor = self.kth_sum(k, allow).map_or(f32::NEG_INFINITY, below);
+        let near = (0..self.addresses.len())
+            .filter(|&place| self.sums[place] >= floor && allow(self.addresses[place]));
+        let scored = |place| Scored { chunk: self.addresses[place], score: self.score(place) };
+        top_k(near.map(scored), k)
     }
 
     /// Whether the `k` best allowed chunks found so far are the `k` best there are, in their
     /// order: no other chunk, seen or not, could still reach the `k`-th one's score, nor any of
     /// the `k` the score of the one ranked above it (nor tie with it, unless both scores are
     /// complete and ties then fall as the whole index breaks them, by address).
-    fn settled(&self, lists: &[List], k: usize, allow: &impl Fn(u32) -> bool) -> bool {
+    fn settled(&mut self, lists: &[List], k: usize, allow: &impl Fn(u32) -> bool) -> bool {
         let open: Vec<f32> = lists.iter().map(List::bound).collect();
         let unseen: f32 = open.iter().sum();
         if unseen == 0.0 || k == 0 {
             return true;
         }
-        // The bounds of every allowed chunk seen.
+        // First by the sums, but for rounding: too few chunks, or a `k`-th that an unseen one
+        // could still pass, and it is not settled.
+        let Some(kth) = self.kth_sum(k, allow).filter(|&kth| above(kth) > unseen) else {
+            return false;
+        };
+        // Chunks whose sum and every open bound stay below the `k`-th sum stay behind the
+        // `k`-th chunk: the exact test below needs only the others.
+        let behind_kth = below(kth) - unseen;
+        // The bounds of every allowed chunk seen that could reach the `k` best.
         let mut bounds: Vec<Bounds> = (0..self.addresses.len())
-            .filter(|&place| allow(self.addresses[place]))
+            .filter(|&place| self.sums[place] >= behind_kth && allow(self.addresses[place]))
             .map(|place| {
                 let shares = self.of(place).iter().zip(&open);
                 let missing = shares.filter(|(s, _)| s.is_none()).map(|(_, o)| o).sum::<f32>();
@@ -563,6 +635,21 @@ mod tests {
 
     fn stream(start: u64, len: u64) -> Block {
         Block { best: 2.0, place: Place::Stream { start, len: len as u32 } }
+    }
+
+    #[test]
+    fn running_sums_count_each_occurrence_and_a_share_found_again_replaces_the_first() {
+        // Term 1 twice in the query.
+        let mut found = Found::new(2, vec![1, 0, 1], 4);
+        found.add(7, 0, 1.0);
+        found.add(9, 1, 0.25);
+        found.add(7, 1, 0.5);
+        // A hostile block listing chunk 7 again for term 0.
+        found.add(7, 0, 2.0);
+        assert_eq!(found.sums, [3.0, 0.5]);
+        let best = [Scored { chunk: 7, score: 3.0 }, Scored { chunk: 9, score: 0.5 }];
+        assert_eq!(found.best(2, &|_| true), best);
+        assert_eq!(found.best(1, &|chunk| chunk == 9), best[1..]);
     }
 
     #[test]

@@ -47,9 +47,13 @@ pub(crate) fn top_k(scores: impl IntoIterator<Item = Scored>, k: usize) -> Vec<S
     // Room for what there is, not for any `k` a caller asks.
     let mut heap = BinaryHeap::with_capacity(k.min(scores.size_hint().0).saturating_add(1));
     for s in scores {
-        heap.push(Reverse(Entry(s)));
-        if heap.len() > k {
-            heap.pop();
+        if heap.len() < k {
+            heap.push(Reverse(Entry(s)));
+        } else if let Some(mut worst) = heap.peek_mut()
+            && Entry(s) > worst.0
+        {
+            // Only what beats the worst of a full heap gets in (most scores do not).
+            *worst = Reverse(Entry(s));
         }
     }
     let mut out: Vec<Scored> = heap.into_iter().map(|Reverse(Entry(s))| s).collect();
