@@ -5,7 +5,6 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result, bail};
 use edgerag_cli::source::blocking;
-use edgerag_core::bundle::lazy::Layout;
 use edgerag_core::bundle::{BuildFailure, BuildSummary};
 use edgerag_core::chunk::ChunkConfig;
 use edgerag_core::index::dense::Quantization;
@@ -97,9 +96,15 @@ impl Settings {
         self.vectors
     }
 
-    /// A bundle builder for a corpus called `corpus`: with the embedding model (chunks sized
-    /// in its tokens) unless `--no-embed`, else chunks sized in characters.
-    pub(crate) fn builder(&self, corpus: String, quiet: bool) -> Result<BundleBuilder> {
+    /// A bundle builder for a corpus called `corpus`, to be written in format `format`: with
+    /// the embedding model (chunks sized in its tokens) unless `--no-embed`, else chunks sized
+    /// in characters.
+    pub(crate) fn builder(
+        &self,
+        corpus: String,
+        format: u16,
+        quiet: bool,
+    ) -> Result<BundleBuilder> {
         let request = BuildRequest {
             name: Some(corpus),
             created: self.created.or_else(source_date_epoch),
@@ -112,12 +117,13 @@ impl Settings {
             keep: self.keep.clone(),
             keyword_similarity: Some(self.keyword_similarity),
             vectors: Some(self.vectors),
+            format: Some(format),
         };
-        if !request.embeds(true) {
-            return Ok(BundleBuilder::new(request.options(false, now()))?);
-        }
-        let embedder = std::rc::Rc::new(self.model.load(quiet)?);
-        Ok(BundleBuilder::with_model(request.options(true, now()), embedder)?)
+        let model = match request.embeds(true) {
+            true => Some(std::rc::Rc::new(self.model.load(quiet)?)),
+            false => None,
+        };
+        Ok(request.builder(model, now())?)
     }
 }
 
@@ -158,10 +164,7 @@ pub(crate) fn run(args: Args) -> Result<()> {
         let stem = args.output.file_stem().map(|s| s.to_string_lossy().into_owned());
         stem.unwrap_or_else(|| "corpus".to_owned())
     });
-    let mut builder = args.settings.builder(corpus, args.json)?;
-    if args.format == 4 {
-        builder.without_hnsw();
-    }
+    let mut builder = args.settings.builder(corpus, args.format, args.json)?;
     if let Some(path) = &args.update {
         reuse_vectors(&mut builder, path)
             .with_context(|| format!("--update {}", path.display()))?;
@@ -174,10 +177,7 @@ pub(crate) fn run(args: Args) -> Result<()> {
 
     let reused_vectors = builder.reused_vectors();
     let bundle = finish(builder, args.json)?;
-    let bytes = match args.format {
-        4 => bundle.to_paged_bytes(&Layout::default())?,
-        _ => bundle.to_bytes()?,
-    };
+    let bytes = bundle.encode(args.format)?;
     files::write_atomic(&args.output, &bytes)?;
 
     let summary = Summary {

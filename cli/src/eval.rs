@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use anyhow::{Context, Result, bail};
 use edgerag_cli::source::blocking;
 use edgerag_core::answer::Answerer;
+use edgerag_core::bundle::FORMAT_VERSION;
 use edgerag_core::bundle::lazy::{DEFAULT_BUDGET, Layout};
 use edgerag_core::bundle::paged::InMemory;
 use edgerag_core::eval::Judgments;
@@ -476,7 +477,9 @@ fn build_bundle<'a>(
     count: usize,
     common: &Common,
 ) -> Result<Bundle> {
-    let mut builder = common.settings.builder(file_name(dir), common.json)?;
+    // Built for format 3, with the HNSW graph: evaluations search it in memory, or write it
+    // as format 4 when asked.
+    let mut builder = common.settings.builder(file_name(dir), FORMAT_VERSION, common.json)?;
     let bar = output::progress(count as u64, "chunking", common.json);
     for (source, title, text) in documents {
         match from_text(&source, title, &format!("{title}\n\n{text}")) {

@@ -19,18 +19,24 @@
 //! Hosts read a request with [`from_json`], so that a bad one is refused with the same message
 //! everywhere.
 
+#[cfg(feature = "embed")]
+use std::rc::Rc;
 use std::time::Duration;
 
 use serde::{Deserialize, Deserializer};
 
 use crate::BuildOptions;
 use crate::answer::{Answer, Answerer, AskOptions};
+use crate::bundle::FORMAT_VERSION;
+use crate::bundle::paged::VERSION as PAGED_VERSION;
 use crate::chunk::ChunkConfig;
 use crate::graph::GraphSearch;
 use crate::index::dense::Quantization;
 use crate::index::fusion::Fusion;
 use crate::llm::{ApiKey, ChatModel, GROQ_BASE_URL, LlmClient, LlmConfig, MAX_TIMEOUT, Transport};
 use crate::query::{Corpus, Filter, Mode, SearchOptions};
+#[cfg(feature = "embed")]
+use crate::{BundleBuilder, embed::Embedder};
 use crate::{Error, Result};
 
 /// A request of type `T` read from its JSON form, as every host reads one: unknown fields are
@@ -183,12 +189,48 @@ pub struct BuildRequest {
     pub keyword_similarity: Option<f32>,
     /// Storage of the vectors: `"int8"` (default) or `"f32"`.
     pub vectors: Option<Quantization>,
+    /// Format of the bundle: 4 (default; read by range) or 3 (read whole, with the HNSW
+    /// graph of dense search, for readers older than format 4).
+    pub format: Option<u16>,
 }
 
 impl BuildRequest {
     /// Whether the build embeds, given whether a model is available.
     pub fn embeds(&self, model_available: bool) -> bool {
         model_available && self.embed.unwrap_or(true)
+    }
+
+    /// The format the bundle is written in ([`Bundle::encode`]).
+    ///
+    /// # Errors
+    /// [`Error::Config`] for a format builds do not write.
+    ///
+    /// [`Bundle::encode`]: crate::Bundle::encode
+    pub fn format(&self) -> Result<u16> {
+        match self.format.unwrap_or(PAGED_VERSION) {
+            format @ (FORMAT_VERSION | PAGED_VERSION) => Ok(format),
+            other => Err(Error::Config(format!(
+                "a build writes format {FORMAT_VERSION} or {PAGED_VERSION}, not {other}"
+            ))),
+        }
+    }
+
+    /// A builder for what this asks, embedding with `model` when there is one and the request
+    /// embeds, created at `now` unless `created` is given; for format 4 it builds no HNSW
+    /// graph ([`BundleBuilder::without_hnsw`]).
+    ///
+    /// # Errors
+    /// As [`format`](Self::format) and [`BundleBuilder::new`].
+    #[cfg(feature = "embed")]
+    pub fn builder(&self, model: Option<Rc<Embedder>>, now: u64) -> Result<BundleBuilder> {
+        let mut builder = match model.filter(|_| self.embeds(true)) {
+            Some(model) => BundleBuilder::with_model(self.options(true, now), model)?,
+            None => BundleBuilder::new(self.options(false, now))?,
+        };
+        if self.format()? == PAGED_VERSION {
+            builder.without_hnsw();
+        }
+        Ok(builder)
     }
 
     /// The build options for a build that embeds (`embedding`) or not, created at `now`
@@ -525,6 +567,15 @@ mod tests {
         assert!(BuildRequest::default().embeds(true));
         assert!(!BuildRequest { embed: Some(false), ..BuildRequest::default() }.embeds(true));
         assert!(!BuildRequest::default().embeds(false));
+    }
+
+    #[test]
+    fn builds_write_format_4_unless_asked_for_3() {
+        let format = |json: &str| serde_json::from_str::<BuildRequest>(json).unwrap().format();
+        assert_eq!(format("{}").unwrap(), 4);
+        assert_eq!(format(r#"{"format": 3}"#).unwrap(), 3);
+        let error = format(r#"{"format": 2}"#).unwrap_err().to_string();
+        assert!(error.contains("a build writes format 3 or 4, not 2"), "{error}");
     }
 
     #[test]

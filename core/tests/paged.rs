@@ -146,6 +146,15 @@ fn a_rebuild_reuses_the_vectors_of_a_bundle_of_format_4_as_of_the_bundle_in_memo
 }
 
 #[test]
+fn a_bundle_encodes_in_the_format_asked() {
+    let bundle = demo(false);
+    assert_eq!(bundle.encode(4).unwrap(), bundle.to_paged_bytes(&Layout::default()).unwrap());
+    assert_eq!(bundle.encode(3).unwrap(), bundle.to_bytes().unwrap());
+    let error = bundle.encode(5).unwrap_err().to_string();
+    assert!(error.contains("bundles are written in format 3 or 4, not 5"), "{error}");
+}
+
+#[test]
 fn lists_of_many_blocks_give_the_best_as_the_whole_index() {
     let bundle = demo(false);
     // Blocks of 2, 4, 8… postings: the lists of the demo's terms run over many blocks.

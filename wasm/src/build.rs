@@ -2,7 +2,6 @@
 
 use std::rc::Rc;
 
-use edgerag_core::BundleBuilder;
 use edgerag_core::bundle::{BuildFailure, BuildSummary, Progress};
 use edgerag_core::embed::Embedder;
 use edgerag_core::request::BuildRequest;
@@ -14,7 +13,7 @@ use crate::{from_js, to_js};
 /// Builds a bundle, without embeddings, from `files`: an array of `{ name, bytes }` (the name's
 /// extension picks the format: .txt, .md, .html, .pdf). `options` (all optional): `{ name,
 /// created, chunkTarget, chunkMax, chunkMin, chunkOverlap, maxDf, keep, keywordSimilarity,
-/// vectors }`. `onProgress` receives `{ stage, done, total, file }` while files load
+/// vectors, format }` (`format`: 4, the default, or 3). `onProgress` receives `{ stage, done, total, file }` while files load
 /// (`stage: "load"`) and then for each indexing step. Returns `{ bytes, summary }`; files that
 /// cannot be loaded are skipped and listed in `summary.failed`. Throws if none can be.
 ///
@@ -38,10 +37,7 @@ pub(crate) fn run(
 ) -> Result<Object, JsError> {
     let request: BuildRequest = from_js(options)?;
     let now = (js_sys::Date::now() / 1000.0) as u64;
-    let mut builder = match model.filter(|_| request.embeds(true)) {
-        Some(model) => BundleBuilder::with_model(request.options(true, now), model)?,
-        None => BundleBuilder::new(request.options(false, now))?,
-    };
+    let mut builder = request.builder(model, now)?;
     let report = |stage: &JsValue, done: usize, total: usize, file: Option<&str>| {
         if let Some(callback) = on_progress {
             let progress = Object::new();
@@ -91,7 +87,7 @@ pub(crate) fn run(
             report(&stage, p.done, p.total, None);
         }
     })?;
-    let bytes = bundle.to_bytes()?;
+    let bytes = bundle.encode(request.format()?)?;
     let summary =
         BuildSummary { counts: bundle.manifest.counts, bytes: bytes.len(), reused_vectors, failed };
     let result = Object::new();

@@ -103,28 +103,34 @@ test("inspect and the graph view describe the bundle", async () => {
   assert.throws(() => demo.graph(["not-a-chunk"]), /no chunk "not-a-chunk"/);
 });
 
-test("a bundle built in wasm without embeddings is byte-identical to the native build", () => {
+test("a bundle built in wasm without embeddings is byte-identical to the native build, in either format", () => {
   const files = ["demo/corpus/normans.md", "demo/corpus/shared-mime-info-spec.pdf", "demo/corpus/nikola-tesla.html"];
-  const progress = [];
-  // The CLI names a file given on its command line by its file name.
-  const built = wasm.build(
-    files.map((name) => ({ name: basename(name), bytes: repoFile(name) })),
-    { name: "parity", created: 1700000000 },
-    (p) => progress.push(p),
-  );
   const dir = mkdtempSync(join(tmpdir(), "edgerag-parity-"));
-  const native = join(dir, "native.bundle");
-  // The builder in wasm writes format 3, the bundle a tab holds whole.
-  const summary = cli("build", ...files, "-o", native, "--name", "parity", "--created", "1700000000", "--no-embed", "--format", "3");
-  assert.equal(built.summary.chunks, summary.chunks);
-  assert.equal(built.summary.documents, 3);
-  assert.deepEqual(built.summary.failed, []);
-  assert.equal(built.bytes.length, summary.bytes);
-  assert.ok(Buffer.from(built.bytes).equals(readFileSync(native)), "bundle bytes differ");
-  assert.deepEqual(progress[0], { stage: "load", done: 0, total: 3, file: "normans.md" });
-  for (const stage of ["load", "keywords", "graph", "bm25"]) {
-    assert.ok(progress.some((p) => p.stage === stage && p.done === p.total), `no finished ${stage}`);
+  // Both builders write format 4 unless told otherwise.
+  for (const format of [undefined, 3]) {
+    const progress = [];
+    // The CLI names a file given on its command line by its file name.
+    const built = wasm.build(
+      files.map((name) => ({ name: basename(name), bytes: repoFile(name) })),
+      { name: "parity", created: 1700000000, format },
+      (p) => progress.push(p),
+    );
+    const native = join(dir, `native-${format}.bundle`);
+    const args = ["-o", native, "--name", "parity", "--created", "1700000000", "--no-embed"];
+    const summary = cli("build", ...files, ...args, ...(format ? ["--format", `${format}`] : []));
+    // The header's format version, after the 8-byte magic.
+    assert.equal(Buffer.from(built.bytes).readUInt16LE(8), format ?? 4);
+    assert.equal(built.summary.chunks, summary.chunks);
+    assert.equal(built.summary.documents, 3);
+    assert.deepEqual(built.summary.failed, []);
+    assert.equal(built.bytes.length, summary.bytes);
+    assert.ok(Buffer.from(built.bytes).equals(readFileSync(native)), `format ${format}: bundle bytes differ`);
+    assert.deepEqual(progress[0], { stage: "load", done: 0, total: 3, file: "normans.md" });
+    for (const stage of ["load", "keywords", "graph", "bm25"]) {
+      assert.ok(progress.some((p) => p.stage === stage && p.done === p.total), `no finished ${stage}`);
+    }
   }
+  assert.throws(() => wasm.build([{ name: "a.md", bytes: repoFile(files[0]) }], { format: 2 }), /a build writes format 3 or 4, not 2/);
 });
 
 test("a bundle built in wasm with embeddings searches like the native build", () => {

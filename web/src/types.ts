@@ -104,6 +104,8 @@ export interface BuildOptions {
   keep?: string[];
   keywordSimilarity?: number;
   vectors?: "int8" | "f32";
+  /** The bundle's format: 4 (default), read by range, or 3, read whole by older readers. */
+  format?: 3 | 4;
 }
 
 export interface BuildProgress {

@@ -39,8 +39,9 @@
 //! - 4: one file read by byte range, a query reading only the pages it touches ([`lazy`]
 //!   lays out the whole; its container, [`paged`], has a header of this shape, a directory,
 //!   and sections of fixed-size slots, each read alone and checked against its section's hash
-//!   tree). It is written beside version 3 (`edgerag build --format 4`, `edgerag convert`)
-//!   and read by range only ([`crate::query::LazySearcher`]): [`Bundle::from_bytes`] refuses
+//!   tree). Builds write it unless asked for version 3 ([`Bundle::encode`]: `edgerag build`,
+//!   the in-tab builder; `edgerag convert` rewrites older files as it), and it is read by
+//!   range only ([`crate::query::LazySearcher`]): [`Bundle::from_bytes`] refuses
 //!   it with [`Error::ReadByRange`]. Files of large corpora set the header flag
 //!   [`paged::ROUTED`]: some of their routes lie in sections of their own
 //!   ([`paged::routes`]), which readers that predate it would misread, so they refuse them.
@@ -342,6 +343,23 @@ impl Bundle {
         // A decoded bundle's chunks point to its documents (validated on decoding).
         let documents = DocumentSummary::of(&self.documents, &self.chunks).unwrap_or_default();
         Inspection { manifest: &self.manifest, part_bytes: self.part_sizes(), documents }
+    }
+
+    /// Encodes the bundle in format `format`: 4, read by range, laid out as
+    /// [`lazy::Layout::default`] says; or 3, read whole ([`to_bytes`](Self::to_bytes)).
+    ///
+    /// # Errors
+    /// [`Error::Config`] for another format; as [`to_paged_bytes`](Self::to_paged_bytes) and
+    /// [`to_bytes`](Self::to_bytes).
+    pub fn encode(&self, format: u16) -> Result<Vec<u8>> {
+        match format {
+            paged::VERSION => self.to_paged_bytes(&lazy::Layout::default()),
+            FORMAT_VERSION => self.to_bytes(),
+            other => Err(Error::Config(format!(
+                "bundles are written in format {FORMAT_VERSION} or {}, not {other}",
+                paged::VERSION
+            ))),
+        }
     }
 
     /// Encodes the bundle: header followed by the postcard payload.
